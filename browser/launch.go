@@ -25,16 +25,17 @@ type Starter interface {
 // ErrLaunch reports that Chrome did not start or did not answer.
 var ErrLaunch = errors.New("launch chrome")
 
-// Launcher starts a system Chrome with a private profile. The zero value is not
-// usable: Bin must name the binary (see Find).
+// Launcher starts a system Chrome with a private profile. The zero value
+// launches the first Chrome that Find sees, headless.
 type Launcher struct {
-	Bin    string
-	Headed bool
+	// ChromePath is the binary to run (--chrome-path, CHROME_PATH); empty
+	// means search. It is resolved on every Start, so a Chrome installed while
+	// the server runs is found by the next call.
+	ChromePath string
+	Headed     bool
 	// Args are extra command-line flags, after the defaults.
 	Args []string
-	// WindowWidth and WindowHeight size the default viewport; zero means 1280×800.
-	WindowWidth, WindowHeight int
-	Log                       *zap.Logger
+	Log  *zap.Logger
 }
 
 // defaultFlags keep a headless Chrome quiet on a closed network and fast to
@@ -68,19 +69,13 @@ var defaultFlags = []string{
 	"--force-color-profile=srgb",
 	"--hide-scrollbars",
 	"--mute-audio",
+	"--window-size=1280,800",
 }
 
 // Flags returns the full command line (without the binary) for a profile.
 func (l *Launcher) Flags(profile *Profile) []string {
-	width, height := l.WindowWidth, l.WindowHeight
-	if width <= 0 || height <= 0 {
-		width, height = 1280, 800
-	}
 	flags := append([]string{}, defaultFlags...)
-	flags = append(flags,
-		"--user-data-dir="+profile.UserDataDir(),
-		fmt.Sprintf("--window-size=%d,%d", width, height),
-	)
+	flags = append(flags, "--user-data-dir="+profile.UserDataDir())
 	if !l.Headed {
 		flags = append(flags, "--headless")
 	}
@@ -98,23 +93,26 @@ func (l *Launcher) Start(ctx context.Context, reuse *Profile) (*Browser, error) 
 	if log == nil {
 		log = zap.NewNop()
 	}
+	bin, err := Find(l.ChromePath)
+	if err != nil {
+		return nil, err
+	}
 	profile := reuse
 	if profile == nil {
-		var err error
 		if profile, err = NewProfile(); err != nil {
 			return nil, err
 		}
 	} else {
 		removeSingletonLocks(profile)
 	}
-	b, err := l.start(ctx, profile, log)
+	b, err := l.start(ctx, bin, profile, log)
 	if err != nil && reuse == nil {
 		_ = profile.Remove()
 	}
 	return b, err
 }
 
-func (l *Launcher) start(ctx context.Context, profile *Profile, log *zap.Logger) (*Browser, error) {
+func (l *Launcher) start(ctx context.Context, bin string, profile *Profile, log *zap.Logger) (*Browser, error) {
 	// Chrome reads commands from its fd 3 and writes answers to its fd 4.
 	chromeIn, toChrome, err := os.Pipe()
 	if err != nil {
@@ -127,7 +125,7 @@ func (l *Launcher) start(ctx context.Context, profile *Profile, log *zap.Logger)
 		return nil, fmt.Errorf("%w: %w", ErrLaunch, err)
 	}
 	stderr := &tailBuffer{max: 8 << 10}
-	cmd := exec.Command(l.Bin, l.Flags(profile)...)
+	cmd := exec.Command(bin, l.Flags(profile)...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+profile.TempDir())
 	cmd.Stderr = stderr // never our stdout: it carries the MCP stream
 	cmd.ExtraFiles = []*os.File{chromeIn, chromeOut}
@@ -137,7 +135,7 @@ func (l *Launcher) start(ctx context.Context, profile *Profile, log *zap.Logger)
 	if err != nil {
 		_ = toChrome.Close()
 		_ = fromChrome.Close()
-		return nil, fmt.Errorf("%w %s: %w", ErrLaunch, l.Bin, err)
+		return nil, fmt.Errorf("%w %s: %w", ErrLaunch, bin, err)
 	}
 	processGuard.track(proc.pid(), profile.Root)
 
@@ -146,7 +144,7 @@ func (l *Launcher) start(ctx context.Context, profile *Profile, log *zap.Logger)
 	version, err := b.handshake(ctx)
 	if err != nil {
 		b.Kill()
-		return nil, fmt.Errorf("%w %s: %w%s", ErrLaunch, l.Bin, err, stderr.summary())
+		return nil, fmt.Errorf("%w %s: %w%s", ErrLaunch, bin, err, stderr.summary())
 	}
 	b.Version = version
 	log.Debug("chrome started", zap.Int("pid", b.PID()), zap.String("version", version),

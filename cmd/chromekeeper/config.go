@@ -1,0 +1,102 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/chromekeeper/chromekeeper/session"
+)
+
+// config is everything the command line and the environment set.
+type config struct {
+	chromePath    string
+	headed        bool
+	idleTimeout   time.Duration
+	logLevel      string
+	outputDir     string
+	allowFileURLs bool
+	version       bool
+}
+
+// usageError is a bad command line: exit status 2.
+type usageError struct{ error }
+
+// envNames maps each flag to the environment variable that sets it when the
+// flag is not given.
+var envNames = map[string]string{
+	"chrome-path":     "CHROME_PATH",
+	"headed":          "CHROMEKEEPER_HEADED",
+	"idle-timeout":    "CHROMEKEEPER_IDLE_TIMEOUT",
+	"log-level":       "LOG_LEVEL",
+	"output-dir":      "CHROMEKEEPER_OUTPUT_DIR",
+	"allow-file-urls": "CHROMEKEEPER_ALLOW_FILE_URLS",
+}
+
+func parseConfig(args []string, stderr io.Writer) (*config, error) {
+	cfg := &config{}
+	fs := flag.NewFlagSet("chromekeeper", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.chromePath, "chrome-path", "", "Chrome or Chromium binary (default: search the usual install paths and $PATH)")
+	fs.BoolVar(&cfg.headed, "headed", false, "show the browser window instead of running headless")
+	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", session.DefaultIdleTimeout, "close the browser after this long without a tool call")
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
+	fs.StringVar(&cfg.outputDir, "output-dir", filepath.Join(os.TempDir(), "chromekeeper-output"), "the only directory tools write files under (screenshots with save_to)")
+	fs.BoolVar(&cfg.allowFileURLs, "allow-file-urls", false, "allow navigating to file: URLs")
+	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: chromekeeper [flags]\n\nAn MCP server (stdio) that gives an agent a real headless Chrome.\n\nFlags (each also read from the environment variable shown):\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			env := ""
+			if name, ok := envNames[f.Name]; ok {
+				env = " [$" + name + "]"
+			}
+			def := ""
+			if f.DefValue != "" && f.DefValue != "false" {
+				def = " (default " + f.DefValue + ")"
+			}
+			fmt.Fprintf(fs.Output(), "  --%s%s\n      %s%s\n", f.Name, env, f.Usage, def)
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return nil, err
+		}
+		return nil, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	if err := applyEnv(fs); err != nil {
+		return nil, usageError{err}
+	}
+	if cfg.idleTimeout <= 0 {
+		return nil, usageError{fmt.Errorf("--idle-timeout must be positive, got %s", cfg.idleTimeout)}
+	}
+	abs, err := filepath.Abs(cfg.outputDir)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--output-dir: %w", err)}
+	}
+	cfg.outputDir = abs
+	return cfg, nil
+}
+
+// applyEnv sets every flag not given on the command line from its environment variable.
+func applyEnv(fs *flag.FlagSet) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, env := range envNames {
+		value, ok := os.LookupEnv(env)
+		if given[name] || !ok || strings.TrimSpace(value) == "" {
+			continue
+		}
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("$%s: %w", env, err)
+		}
+	}
+	return nil
+}

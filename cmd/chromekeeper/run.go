@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/chromekeeper/chromekeeper/browser"
+	"github.com/chromekeeper/chromekeeper/session"
+	"github.com/chromekeeper/chromekeeper/tools"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// stdioConversation is the one conversation of a stdio server.
+const stdioConversation = "stdio"
+
+const instructions = "Real Chrome, no session management: the first call starts it, later calls reuse it, " +
+	"it closes after idling and heals itself after a crash (answers then begin with NOTICE:). " +
+	"Tools act on the current page unless page_id is given."
+
+// run serves MCP on stdin/stdout until stdin closes or ctx ends, then closes
+// every browser it started.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.version {
+		fmt.Fprintln(stdout, "chromekeeper", version)
+		return nil
+	}
+	logger, err := newLogger(cfg.logLevel, stderr)
+	if err != nil {
+		return usageError{err}
+	}
+	defer func() { _ = logger.Sync() }()
+
+	sessions := session.NewManager(session.Config{
+		Starter:     &browser.Launcher{ChromePath: cfg.chromePath, Headed: cfg.headed, Log: logger},
+		IdleTimeout: cfg.idleTimeout,
+		Log:         logger,
+	})
+	defer browser.StopGuard()
+	defer sessions.EndAll()
+
+	srv := newServer(sessions, tools.Policy{AllowFileURLs: cfg.allowFileURLs, OutputDir: cfg.outputDir})
+	stdio := server.NewStdioServer(srv)
+	stdio.SetErrorLogger(log.New(&zapWriter{logger}, "", 0))
+	logger.Info("serving MCP on stdio", zap.String("version", version), zap.Duration("idleTimeout", cfg.idleTimeout))
+	if err := stdio.Listen(ctx, stdin, stdout); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("serve stdio: %w", err)
+	}
+	logger.Info("shutting down")
+	return nil
+}
+
+func newServer(sessions *session.Manager, policy tools.Policy) *server.MCPServer {
+	srv := server.NewMCPServer("chromekeeper", version,
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions(instructions),
+	)
+	conversation := func(ctx context.Context) (*session.Session, error) {
+		return sessions.Session(stdioConversation), nil
+	}
+	srv.AddTools(tools.All(conversation, policy)...)
+	return srv
+}
+
+// newLogger logs to stderr only: stdout carries the MCP stream.
+func newLogger(level string, stderr io.Writer) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(stderr), lvl)
+	return zap.New(core), nil
+}
+
+// zapWriter adapts mcp-go's *log.Logger output to zap.
+type zapWriter struct{ log *zap.Logger }
+
+func (w *zapWriter) Write(p []byte) (int, error) {
+	w.log.Warn(string(p))
+	return len(p), nil
+}

@@ -1,0 +1,196 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+	"go.uber.org/zap"
+)
+
+const (
+	// evalMaxDepth bounds how deep an object result is serialized.
+	evalMaxDepth = 8
+	// evalObjectGroup holds the remote objects evaluation creates, released after each call.
+	evalObjectGroup = "chromekeeper-eval"
+	// stackFrames is how many stack lines an exception keeps.
+	stackFrames = 5
+)
+
+// EvalResult is a JavaScript value made JSON: Type is the JavaScript type
+// (number, string, object, array, node, undefined, …) and Value a JSON-ready
+// form of it, where values JSON cannot hold are described in brackets:
+// "[undefined]", "[NaN]", "[Circular]", "[Function: f]", "<div id=\"x\">".
+type EvalResult struct {
+	Type    string
+	Value   any
+	Dialogs []Dialog
+}
+
+// evaluateParams is Runtime.evaluate with the fields rod's proto lacks or
+// renders in a way chromekeeper does not want.
+type evaluateParams struct {
+	Expression           string               `json:"expression"`
+	AwaitPromise         bool                 `json:"awaitPromise,omitempty"`
+	ReplMode             bool                 `json:"replMode,omitempty"`
+	UserGesture          bool                 `json:"userGesture,omitempty"`
+	ObjectGroup          string               `json:"objectGroup,omitempty"`
+	Timeout              float64              `json:"timeout,omitempty"`
+	SerializationOptions serializationOptions `json:"serializationOptions"`
+}
+
+type callFunctionParams struct {
+	FunctionDeclaration  string               `json:"functionDeclaration"`
+	ObjectID             string               `json:"objectId"`
+	AwaitPromise         bool                 `json:"awaitPromise"`
+	ObjectGroup          string               `json:"objectGroup,omitempty"`
+	SerializationOptions serializationOptions `json:"serializationOptions"`
+}
+
+type serializationOptions struct {
+	Serialization        string         `json:"serialization"`
+	MaxDepth             int            `json:"maxDepth"`
+	AdditionalParameters map[string]any `json:"additionalParameters,omitempty"`
+}
+
+var deepSerialization = serializationOptions{
+	Serialization:        "deep",
+	MaxDepth:             evalMaxDepth,
+	AdditionalParameters: map[string]any{"maxNodeDepth": 0, "includeShadowTree": "none"},
+}
+
+type evalAnswer struct {
+	Result struct {
+		Type        string          `json:"type"`
+		Subtype     string          `json:"subtype"`
+		Description string          `json:"description"`
+		ObjectID    string          `json:"objectId"`
+		Deep        *serializedNode `json:"deepSerializedValue"`
+	} `json:"result"`
+	ExceptionDetails *proto.RuntimeExceptionDetails `json:"exceptionDetails"`
+}
+
+// Eval evaluates expression in the page's main world, in REPL mode (top-level
+// await, redeclarable let), awaiting a returned promise when awaitPromise is
+// set. A thrown error is EVAL_EXCEPTION with the first stack frames; running
+// past timeout terminates the script and is TIMEOUT.
+func (p *Page) Eval(ctx context.Context, expression string, awaitPromise bool, timeout time.Duration) (*EvalResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	params := evaluateParams{
+		Expression:           expression,
+		AwaitPromise:         awaitPromise,
+		ReplMode:             true,
+		UserGesture:          true,
+		ObjectGroup:          evalObjectGroup,
+		Timeout:              float64(timeout.Milliseconds()),
+		SerializationOptions: deepSerialization,
+	}
+	raw, err := p.conn.Call(ctx, p.sessionID, "Runtime.evaluate", params)
+	if err != nil {
+		return nil, p.evalFailed(ctx, err, timeout)
+	}
+	var ans evalAnswer
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		return nil, fmt.Errorf("decode evaluation result: %w", err)
+	}
+	// In REPL mode a returned promise is not awaited: await it here.
+	if awaitPromise && ans.ExceptionDetails == nil && ans.Result.Subtype == "promise" && ans.Result.ObjectID != "" {
+		raw, err = p.conn.Call(ctx, p.sessionID, "Runtime.callFunctionOn", callFunctionParams{
+			FunctionDeclaration:  "function() { return this; }",
+			ObjectID:             ans.Result.ObjectID,
+			AwaitPromise:         true,
+			ObjectGroup:          evalObjectGroup,
+			SerializationOptions: deepSerialization,
+		})
+		if err != nil {
+			return nil, p.evalFailed(ctx, err, timeout)
+		}
+		ans = evalAnswer{}
+		if err := json.Unmarshal(raw, &ans); err != nil {
+			return nil, fmt.Errorf("decode evaluation result: %w", err)
+		}
+	}
+	if ans.Result.ObjectID != "" {
+		go p.releaseEvalObjects()
+	}
+	if ans.ExceptionDetails != nil {
+		return nil, exceptionError(ans.ExceptionDetails, timeout)
+	}
+	result := &EvalResult{Type: ans.Result.Type, Dialogs: p.takeDialogs()}
+	if ans.Result.Deep != nil {
+		// The serialization's type is the most specific: node, window, map, null…
+		result.Type = ans.Result.Deep.Type
+		result.Value = ans.Result.Deep.value(ans.Result.Description)
+	}
+	return result, nil
+}
+
+// evalFailed turns a failed evaluate call into an error. Past the deadline the
+// page may be wedged in a loop: terminate the running script so that the page
+// answers the next call.
+func (p *Page) evalFailed(ctx context.Context, err error, timeout time.Duration) error {
+	if !errors.Is(err, context.DeadlineExceeded) || context.Cause(ctx) != context.DeadlineExceeded {
+		return err
+	}
+	terminate, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = proto.RuntimeTerminateExecution{}.Call(p.cdp(terminate))
+	return &Error{Code: CodeTimeout, cause: err,
+		Message: fmt.Sprintf("evaluation did not finish within %s; its script was terminated", timeout)}
+}
+
+func (p *Page) releaseEvalObjects() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := (proto.RuntimeReleaseObjectGroup{ObjectGroup: evalObjectGroup}).Call(p.cdp(ctx)); err != nil {
+		p.log.Debug("release eval objects", zap.Error(err))
+	}
+}
+
+// exceptionError describes a thrown value: the message, then the first stack frames.
+func exceptionError(d *proto.RuntimeExceptionDetails, timeout time.Duration) error {
+	text := d.Text
+	if d.Exception != nil {
+		if d.Exception.Description != "" {
+			text = d.Exception.Description
+		} else if !d.Exception.Value.Nil() {
+			text = "Uncaught " + d.Exception.Value.JSON("", "")
+		}
+	}
+	lines := strings.Split(text, "\n")
+	message := lines[0]
+	if strings.Contains(message, "Execution was terminated") {
+		return &Error{Code: CodeTimeout, Message: fmt.Sprintf("evaluation did not finish within %s; its script was terminated", timeout)}
+	}
+	var stack []string
+	for _, line := range lines[1:] {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "at ") && len(stack) < stackFrames {
+			stack = append(stack, line)
+		}
+	}
+	if len(stack) == 0 && d.StackTrace != nil {
+		for _, f := range d.StackTrace.CallFrames {
+			if len(stack) == stackFrames {
+				break
+			}
+			name := f.FunctionName
+			if name == "" {
+				name = "<anonymous>"
+			}
+			stack = append(stack, fmt.Sprintf("at %s (%s:%d:%d)", name, f.URL, f.LineNumber+1, f.ColumnNumber+1))
+		}
+	}
+	if len(stack) == 0 && d.LineNumber+d.ColumnNumber > 0 {
+		stack = append(stack, fmt.Sprintf("at line %d, column %d of the expression", d.LineNumber+1, d.ColumnNumber+1))
+	}
+	e := &Error{Code: CodeEvalException, Message: message}
+	for _, frame := range stack {
+		e.Details = append(e.Details, "Stack: "+frame)
+	}
+	return e
+}

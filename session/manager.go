@@ -1,0 +1,56 @@
+package session
+
+import (
+	"sync"
+)
+
+// Manager maps conversations to sessions. Over stdio there is one
+// conversation; over HTTP, one per MCP session. Safe for concurrent use.
+type Manager struct {
+	cfg Config
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+}
+
+// NewManager returns a Manager whose sessions share cfg.
+func NewManager(cfg Config) *Manager {
+	return &Manager{cfg: cfg, sessions: map[string]*Session{}}
+}
+
+// Session returns the conversation's session, creating it (without a
+// browser: that waits for the first call that needs one).
+func (m *Manager) Session(id string) *Session {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok {
+		s = newSession(id, m.cfg)
+		m.sessions[id] = s
+	}
+	return s
+}
+
+// End closes one conversation's browser and forgets the session.
+func (m *Manager) End(id string) {
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	delete(m.sessions, id)
+	m.mu.Unlock()
+	if ok {
+		s.End()
+	}
+}
+
+// EndAll closes every browser, concurrently, and returns when all are gone.
+func (m *Manager) EndAll() {
+	m.mu.Lock()
+	sessions := m.sessions
+	m.sessions = map[string]*Session{}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Go(s.End)
+	}
+	wg.Wait()
+}

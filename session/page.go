@@ -1,0 +1,267 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/go-rod/rod/lib/proto"
+	"go.uber.org/zap"
+
+	"github.com/chromekeeper/chromekeeper/browser"
+)
+
+// maxLoaders bounds how many recent documents a page remembers.
+const maxLoaders = 8
+
+// viewport is every page's CSS viewport. Headless Chrome's window size leaves
+// a smaller and version-dependent viewport, so it is set on each page.
+var viewport = proto.EmulationSetDeviceMetricsOverride{Width: 1280, Height: 800, DeviceScaleFactor: 1}
+
+// Page is one tab of the session's browser. The model knows it by ID ("p1");
+// CDP by TargetID and the flattened session id. Its state is fed by events on
+// the browser's dispatcher goroutine and read by tool calls; all of it is
+// guarded by mu.
+type Page struct {
+	ID        string // empty until the page is registered in the session's table
+	TargetID  string
+	sessionID string
+	conn      *browser.Conn
+	log       *zap.Logger
+
+	ready    chan struct{} // closed once domains are enabled and the page runs
+	readyErr error         // set before ready is closed
+
+	mu      sync.Mutex
+	url     string
+	title   string
+	loader  string         // loader id of the main frame's current document
+	loaders []*loaderState // recent documents, newest last
+	crashed bool
+	closed  bool
+	dialogs []Dialog
+	changed chan struct{} // closed and replaced on every state change
+}
+
+// loaderState is what the page's events said about one document.
+type loaderState struct {
+	id        string
+	lifecycle map[string]bool // lifecycle event names seen: init, DOMContentLoaded, load, networkIdle…
+	status    int             // HTTP status of the document response, 0 until known
+}
+
+// Dialog is a JavaScript dialog that chromekeeper answered on the page's behalf:
+// an open dialog would block navigation and evaluation.
+type Dialog struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+func newPage(conn *browser.Conn, log *zap.Logger, info *proto.TargetTargetInfo, sessionID string) *Page {
+	return &Page{
+		TargetID:  string(info.TargetID),
+		sessionID: sessionID,
+		conn:      conn,
+		log:       log,
+		url:       info.URL,
+		title:     info.Title,
+		ready:     make(chan struct{}),
+		changed:   make(chan struct{}),
+	}
+}
+
+// cdp returns a proto.Client for this page's session.
+func (p *Page) cdp(ctx context.Context) proto.Client { return p.conn.Session(ctx, p.sessionID) }
+
+// configure enables the domains chromekeeper listens to and lets a page that
+// waits for the debugger run. It always resumes the page, even after an error:
+// a page left paused would stall every call on it.
+func (p *Page) configure(waiting bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
+	defer cancel()
+	c := p.cdp(ctx)
+	steps := []func() error{
+		func() error { return proto.PageEnable{}.Call(c) },
+		func() error { return proto.PageSetLifecycleEventsEnabled{Enabled: true}.Call(c) },
+		func() error { return proto.NetworkEnable{}.Call(c) },
+		func() error { return viewport.Call(c) },
+	}
+	errs := make(chan error, len(steps))
+	for _, step := range steps {
+		go func() { errs <- step() }()
+	}
+	var first error
+	for range steps {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if waiting {
+		if err := (proto.RuntimeRunIfWaitingForDebugger{}).Call(c); err != nil && first == nil {
+			first = err
+		}
+	}
+	p.readyErr = first
+	close(p.ready)
+}
+
+// waitReady waits until configure has finished.
+func (p *Page) waitReady(ctx context.Context) error {
+	select {
+	case <-p.ready:
+		return p.readyErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// onEvent updates the page's state from one CDP event. It runs on the
+// browser's dispatcher goroutine and never waits for the browser.
+func (p *Page) onEvent(e browser.Event) {
+	switch e.Method {
+	case "Page.lifecycleEvent":
+		var ev proto.PageLifecycleEvent
+		if p.decode(e, &ev) && string(ev.FrameID) == p.TargetID {
+			p.update(func() {
+				if ev.Name == "init" {
+					p.loader = string(ev.LoaderID)
+				}
+				p.loaderLocked(string(ev.LoaderID)).lifecycle[string(ev.Name)] = true
+			})
+		}
+	case "Page.frameNavigated":
+		var ev proto.PageFrameNavigated
+		if p.decode(e, &ev) && ev.Frame != nil && ev.Frame.ParentID == "" {
+			p.update(func() {
+				p.url = ev.Frame.URL + ev.Frame.URLFragment
+				p.loader = string(ev.Frame.LoaderID)
+				p.loaderLocked(p.loader)
+			})
+		}
+	case "Page.navigatedWithinDocument":
+		var ev proto.PageNavigatedWithinDocument
+		if p.decode(e, &ev) && string(ev.FrameID) == p.TargetID {
+			p.update(func() { p.url = ev.URL })
+		}
+	case "Network.responseReceived":
+		var ev proto.NetworkResponseReceived
+		if p.decode(e, &ev) && ev.Type == proto.NetworkResourceTypeDocument &&
+			string(ev.RequestID) == string(ev.LoaderID) && ev.Response != nil {
+			p.update(func() { p.loaderLocked(string(ev.LoaderID)).status = ev.Response.Status })
+		}
+	case "Inspector.targetCrashed":
+		p.update(func() { p.crashed = true })
+	case "Page.javascriptDialogOpening":
+		var ev proto.PageJavascriptDialogOpening
+		if p.decode(e, &ev) {
+			p.update(func() { p.dialogs = append(p.dialogs, Dialog{Type: string(ev.Type), Message: ev.Message}) })
+			go p.answerDialog(ev)
+		}
+	}
+}
+
+// answerDialog accepts every dialog (alert, confirm, prompt with its default
+// text, beforeunload), so that navigation and evaluation go on; the dialog is
+// reported to the model by the call that caused it.
+func (p *Page) answerDialog(ev proto.PageJavascriptDialogOpening) {
+	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
+	defer cancel()
+	err := proto.PageHandleJavaScriptDialog{Accept: true, PromptText: ev.DefaultPrompt}.Call(p.cdp(ctx))
+	if err != nil {
+		p.log.Debug("answer dialog", zap.Error(err))
+	}
+}
+
+func (p *Page) decode(e browser.Event, v any) bool {
+	if err := json.Unmarshal(e.Params, v); err != nil {
+		p.log.Debug("decode event", zap.String("method", e.Method), zap.Error(err))
+		return false
+	}
+	return true
+}
+
+// update applies f under the lock and wakes every waiter.
+func (p *Page) update(f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f()
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// loaderLocked returns the state of a document, creating it; p.mu is held.
+func (p *Page) loaderLocked(id string) *loaderState {
+	for _, l := range p.loaders {
+		if l.id == id {
+			return l
+		}
+	}
+	l := &loaderState{id: id, lifecycle: map[string]bool{}}
+	p.loaders = append(p.loaders, l)
+	if len(p.loaders) > maxLoaders {
+		p.loaders = p.loaders[1:]
+	}
+	return l
+}
+
+// waitFor waits until cond, evaluated under the lock, holds.
+func (p *Page) waitFor(ctx context.Context, cond func() bool) error {
+	for {
+		p.mu.Lock()
+		ok, changed := cond(), p.changed
+		p.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// URL is the main frame's current URL as the last event reported it.
+func (p *Page) URL() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.url
+}
+
+// Title is the title the page had when it was attached or last navigated by a tool.
+func (p *Page) Title() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.title
+}
+
+func (p *Page) setTitle(title string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.title = title
+}
+
+// takeDialogs returns and forgets the dialogs answered since the last call.
+func (p *Page) takeDialogs() []Dialog {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.dialogs
+	p.dialogs = nil
+	return d
+}
+
+func (p *Page) isCrashed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.crashed
+}
+
+func (p *Page) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+func (p *Page) markClosed() {
+	p.update(func() { p.closed = true })
+}

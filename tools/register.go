@@ -1,0 +1,53 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/chromekeeper/chromekeeper/session"
+)
+
+// toolset holds what every tool handler needs.
+type toolset struct {
+	sessions Sessions
+	policy   Policy
+}
+
+// All returns every tool with its handler, in the order tools/list shows them.
+func All(sessions Sessions, policy Policy) []server.ServerTool {
+	t := &toolset{sessions: sessions, policy: policy}
+	return []server.ServerTool{
+		t.navigate(),
+		t.reload(),
+		t.screenshot(),
+		t.eval(),
+		t.pages(),
+		t.session(),
+	}
+}
+
+// run resolves the conversation's session and runs op as one call on it.
+func (t *toolset) run(ctx context.Context, opts session.CallOptions, op func(context.Context, *session.Call) (*answer, error)) (*mcp.CallToolResult, error) {
+	s, err := t.sessions(ctx)
+	if err != nil {
+		return toResult(nil, nil, err), nil
+	}
+	var a *answer
+	notices, err := s.Do(ctx, opts, func(ctx context.Context, c *session.Call) error {
+		var err error
+		a, err = op(ctx, c)
+		return err
+	})
+	return toResult(notices, a, err), nil
+}
+
+// annotations marks a tool read-only, or else as changing the browser without
+// destroying anything outside it.
+func annotations(readOnly bool) mcp.ToolOption {
+	if readOnly {
+		return mcp.WithToolAnnotation(mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(true)})
+	}
+	return mcp.WithToolAnnotation(mcp.ToolAnnotation{DestructiveHint: mcp.ToBoolPtr(false)})
+}

@@ -1,0 +1,206 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/launcher"
+	"github.com/go-rod/rod/lib/proto"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/chromekeeper/chromekeeper/browser"
+)
+
+var benchTable = flag.Bool("bench-table", false, "run TestBenchmarkTable (make bench)")
+
+// TestBenchmarkTable measures the real binary over stdio and, as the floor,
+// the same operations done directly with rod in-process. It runs only under
+// `make bench`: timing goals live here, never in pass/fail tests.
+func TestBenchmarkTable(t *testing.T) {
+	if !*benchTable {
+		t.Skip("run with make bench")
+	}
+	var rows []benchRow
+	add := func(name string, ours, floor, target string) {
+		rows = append(rows, benchRow{name, ours, floor, target})
+	}
+
+	// Cold: a fresh server per sample; the timed call includes Chrome's launch.
+	var cold []time.Duration
+	for range 5 {
+		s := startServer(t)
+		cold = append(cold, timed(func() { s.ok("browser_navigate", map[string]any{"url": fixture.page("/")}) }))
+		s.stop()
+	}
+
+	s := startServer(t)
+	s.ok("browser_navigate", map[string]any{"url": fixture.page("/")})
+	warm := repeat(20, func() { s.ok("browser_navigate", map[string]any{"url": fixture.page("/")}) })
+	evals := repeat(200, func() { s.ok("browser_eval", map[string]any{"expression": "1+1"}) })
+	var shotBytes int
+	shots := repeat(30, func() {
+		r := s.ok("browser_screenshot", nil)
+		shotBytes = int(r.Structured["bytes"].(float64))
+	})
+	tools, err := s.client.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolsJSON, _ := json.Marshal(tools)
+	time.Sleep(2 * time.Second) // let the server settle before reading its memory
+	rss := rssKiB(s.cmd.Process.Pid)
+	pid, _ := s.chrome()
+	procs, pss := processGroup(pid)
+
+	floor := rodFloor(t)
+
+	add("cold first navigate (Chrome launch included)", stats(cold), "launch+connect "+stats(floor.launch), "≤ 400 ms")
+	add("warm navigate", stats(warm), "", "")
+	add("browser_eval 1+1 (200 calls)", stats(evals), "rod Page.Eval "+stats(floor.rodEval)+"; raw Runtime.evaluate "+stats(floor.rawEval), "median ≤ 3 ms")
+	add("viewport screenshot 1280x800 png", fmt.Sprintf("%s, %d KB", stats(shots), shotBytes>>10), "rod Page.Screenshot "+stats(floor.screenshot), "≤ 60 ms")
+	add("server RSS while idle", fmt.Sprintf("%.1f MB", float64(rss)/1024), "", "≤ 40 MB")
+	add("Chrome processes per session", fmt.Sprintf("%d processes, %.0f MB PSS", procs, float64(pss)/1024), "", "")
+	add("tools/list answer", fmt.Sprintf("%d bytes, %d tools", len(toolsJSON), len(tools.Tools)), "", "≤ 5 KB for 6 tools")
+	printTable(rows)
+}
+
+type benchRow struct{ name, ours, floor, target string }
+
+func printTable(rows []benchRow) {
+	fmt.Println()
+	fmt.Printf("| %-46s | %-34s | %-66s | %-18s |\n", "measurement", "chromekeeper (stdio, real binary)", "floor: rod in-process, same Chrome", "target")
+	fmt.Printf("|%s|%s|%s|%s|\n", strings.Repeat("-", 48), strings.Repeat("-", 36), strings.Repeat("-", 68), strings.Repeat("-", 20))
+	for _, r := range rows {
+		fmt.Printf("| %-46s | %-34s | %-66s | %-18s |\n", r.name, r.ours, r.floor, r.target)
+	}
+	fmt.Println()
+}
+
+type floorTimes struct {
+	launch, rodEval, rawEval, screenshot []time.Duration
+}
+
+// rodFloor does the same work directly with rod: what Chrome itself costs.
+func rodFloor(t *testing.T) floorTimes {
+	t.Helper()
+	bin, err := browser.Find(os.Getenv("CHROME_PATH"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f floorTimes
+	var b *rod.Browser
+	var l *launcher.Launcher
+	for i := range 3 {
+		l = launcher.New().Bin(bin).Leakless(false).NoSandbox(os.Geteuid() == 0).
+			UserDataDir(filepath.Join(os.TempDir(), "rod-floor-"+strconv.Itoa(i))).
+			Set("disable-component-update").Set("disable-crash-reporter")
+		start := time.Now()
+		u, err := l.Launch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = rod.New().ControlURL(u).NoDefaultDevice()
+		if err := b.Connect(); err != nil {
+			t.Fatal(err)
+		}
+		f.launch = append(f.launch, time.Since(start))
+		if i < 2 {
+			_ = b.Close()
+			l.Kill()
+			l.Cleanup()
+		}
+	}
+	defer func() {
+		_ = b.Close()
+		l.Kill()
+		l.Cleanup()
+	}()
+	page := b.MustPage(fixture.page("/")).MustWaitLoad()
+	page.MustSetViewport(1280, 800, 1, false)
+	f.rodEval = repeat(200, func() { page.MustEval("() => 1+1") })
+	f.rawEval = repeat(200, func() {
+		if _, err := (proto.RuntimeEvaluate{Expression: "1+1", ReturnByValue: true}).Call(page); err != nil {
+			t.Fatal(err)
+		}
+	})
+	f.screenshot = repeat(30, func() { page.MustScreenshot() })
+	return f
+}
+
+func timed(f func()) time.Duration {
+	start := time.Now()
+	f()
+	return time.Since(start)
+}
+
+func repeat(n int, f func()) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = timed(f)
+	}
+	return out
+}
+
+// stats formats the median and 95th percentile.
+func stats(d []time.Duration) string {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	p := func(q float64) time.Duration { return s[int(q*float64(len(s)-1))] }
+	return fmt.Sprintf("median %s, p95 %s", round(p(0.5)), round(p(0.95)))
+}
+
+func round(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
+	}
+	return fmt.Sprintf("%d ms", d.Milliseconds())
+}
+
+// rssKiB reads a process's resident set size.
+func rssKiB(pid int) int {
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.Fields(v)[0])
+			return n
+		}
+	}
+	return 0
+}
+
+// processGroup counts the processes in a process group and sums their PSS in KiB.
+func processGroup(pgid int) (count, pssKiB int) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 3 || fields[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		count++
+		rollup, _ := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+		for _, l := range strings.Split(string(rollup), "\n") {
+			if v, ok := strings.CutPrefix(l, "Pss:"); ok {
+				n, _ := strconv.Atoi(strings.Fields(v)[0])
+				pssKiB += n
+			}
+		}
+	}
+	return count, pssKiB
+}

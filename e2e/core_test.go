@@ -2,8 +2,8 @@ package e2e_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/base64"
+	"encoding/json"
 	"image"
 	"image/jpeg"
 	"image/png"

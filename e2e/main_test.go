@@ -29,7 +29,7 @@ import (
 )
 
 var (
-	binary  string   // the chromekeeper binary under test
+	binary  string    // the chromekeeper binary under test
 	fixture *fixtures // pages served on 127.0.0.1
 )
 

@@ -63,7 +63,10 @@ func (c *Call) adoptLocked() {
 		return
 	}
 	known := map[*Page]bool{}
-	for _, p := range c.s.pages {
+	for id, p := range c.s.pages {
+		if p.isClosed() {
+			delete(c.s.pages, id)
+		}
 		known[p] = true
 	}
 	for _, p := range c.live.attachedPages() {

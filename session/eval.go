@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
 	"go.uber.org/zap"
 )
@@ -134,6 +135,12 @@ func (p *Page) Eval(ctx context.Context, expression string, awaitPromise bool, t
 // page may be wedged in a loop: terminate the running script so that the page
 // answers the next call.
 func (p *Page) evalFailed(ctx context.Context, err error, timeout time.Duration) error {
+	var protocolErr *cdp.Error
+	if errors.As(err, &protocolErr) {
+		// For example "Execution context was destroyed." when the page
+		// navigated during the evaluation.
+		return &Error{Code: CodeEvalException, Message: protocolErr.Message}
+	}
 	if !errors.Is(err, context.DeadlineExceeded) || context.Cause(ctx) != context.DeadlineExceeded {
 		return err
 	}

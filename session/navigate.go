@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
 )
 
@@ -44,6 +46,10 @@ type Navigation struct {
 // reaching until before ctx ends is the caller's timeout.
 func (p *Page) Navigate(ctx context.Context, url string, until WaitUntil) (*Navigation, error) {
 	res, err := proto.PageNavigate{URL: url}.Call(p.cdp(ctx))
+	var protocolErr *cdp.Error
+	if errors.As(err, &protocolErr) && strings.Contains(protocolErr.Message, "invalid URL") {
+		return nil, Errorf(CodeInvalidInput, "url %q: %s", url, protocolErr.Message)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,12 @@ import (
 	"github.com/chromekeeper/chromekeeper/browser"
 )
 
-// maxLoaders bounds how many recent documents a page remembers.
-const maxLoaders = 8
+const (
+	// maxLoaders bounds how many recent documents a page remembers.
+	maxLoaders = 8
+	// maxDialogs bounds the dialogs kept for the next answer.
+	maxDialogs = 20
+)
 
 // viewport is every page's CSS viewport. Headless Chrome's window size leaves
 // a smaller and version-dependent viewport, so it is set on each page.
@@ -29,8 +33,7 @@ type Page struct {
 	conn      *browser.Conn
 	log       *zap.Logger
 
-	ready    chan struct{} // closed once domains are enabled and the page runs
-	readyErr error         // set before ready is closed
+	ready chan struct{} // closed once domains are enabled and the page runs
 
 	mu      sync.Mutex
 	url     string
@@ -101,7 +104,11 @@ func (p *Page) configure(waiting bool) {
 			first = err
 		}
 	}
-	p.readyErr = first
+	if first != nil {
+		// The page stays usable: a failed step costs one kind of report (a
+		// status, a lifecycle point), which the affected call then names.
+		p.log.Warn("configure page", zap.String("target", p.TargetID), zap.Error(first))
+	}
 	close(p.ready)
 }
 
@@ -109,7 +116,7 @@ func (p *Page) configure(waiting bool) {
 func (p *Page) waitReady(ctx context.Context) error {
 	select {
 	case <-p.ready:
-		return p.readyErr
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -136,6 +143,7 @@ func (p *Page) onEvent(e browser.Event) {
 				p.url = ev.Frame.URL + ev.Frame.URLFragment
 				p.loader = string(ev.Frame.LoaderID)
 				p.loaderLocked(p.loader)
+				p.crashed = false // a new document runs in a live renderer
 			})
 		}
 	case "Page.navigatedWithinDocument":
@@ -154,7 +162,12 @@ func (p *Page) onEvent(e browser.Event) {
 	case "Page.javascriptDialogOpening":
 		var ev proto.PageJavascriptDialogOpening
 		if p.decode(e, &ev) {
-			p.update(func() { p.dialogs = append(p.dialogs, Dialog{Type: string(ev.Type), Message: ev.Message}) })
+			p.update(func() {
+				p.dialogs = append(p.dialogs, Dialog{Type: string(ev.Type), Message: ev.Message})
+				if len(p.dialogs) > maxDialogs {
+					p.dialogs = p.dialogs[len(p.dialogs)-maxDialogs:]
+				}
+			})
 			go p.answerDialog(ev)
 		}
 	}

@@ -63,8 +63,9 @@ func TestBenchmarkTable(t *testing.T) {
 
 	floor := rodFloor(t)
 
-	add("cold first navigate (Chrome launch included)", stats(cold), "launch+connect "+stats(floor.launch), "≤ 400 ms")
-	add("warm navigate", stats(warm), "", "")
+	add("cold first navigate (Chrome launch included)", stats(cold),
+		"launch+connect "+stats(floor.launch)+"; +page+load "+stats(floor.coldNavigate), "≤ 400 ms")
+	add("warm navigate", stats(warm), "rod Navigate+WaitLoad "+stats(floor.warmNavigate), "")
 	add("browser_eval 1+1 (200 calls)", stats(evals), "rod Page.Eval "+stats(floor.rodEval)+"; raw Runtime.evaluate "+stats(floor.rawEval), "median ≤ 3 ms")
 	add("viewport screenshot 1280x800 png", fmt.Sprintf("%s, %d KB", stats(shots), shotBytes>>10), "rod Page.Screenshot "+stats(floor.screenshot), "≤ 60 ms")
 	add("server RSS while idle", fmt.Sprintf("%.1f MB", float64(rss)/1024), "", "≤ 40 MB")
@@ -86,7 +87,7 @@ func printTable(rows []benchRow) {
 }
 
 type floorTimes struct {
-	launch, rodEval, rawEval, screenshot []time.Duration
+	launch, coldNavigate, warmNavigate, rodEval, rawEval, screenshot []time.Duration
 }
 
 // rodFloor does the same work directly with rod: what Chrome itself costs.
@@ -99,7 +100,7 @@ func rodFloor(t *testing.T) floorTimes {
 	var f floorTimes
 	var b *rod.Browser
 	var l *launcher.Launcher
-	for i := range 3 {
+	for i := range 5 {
 		l = launcher.New().Bin(bin).Leakless(false).NoSandbox(os.Geteuid() == 0).
 			UserDataDir(filepath.Join(os.TempDir(), "rod-floor-"+strconv.Itoa(i))).
 			Set("disable-component-update").Set("disable-crash-reporter")
@@ -113,7 +114,9 @@ func rodFloor(t *testing.T) floorTimes {
 			t.Fatal(err)
 		}
 		f.launch = append(f.launch, time.Since(start))
-		if i < 2 {
+		b.MustPage(fixture.page("/")).MustWaitLoad()
+		f.coldNavigate = append(f.coldNavigate, time.Since(start))
+		if i < 4 {
 			_ = b.Close()
 			l.Kill()
 			l.Cleanup()
@@ -126,6 +129,7 @@ func rodFloor(t *testing.T) floorTimes {
 	}()
 	page := b.MustPage(fixture.page("/")).MustWaitLoad()
 	page.MustSetViewport(1280, 800, 1, false)
+	f.warmNavigate = repeat(20, func() { page.MustNavigate(fixture.page("/")).MustWaitLoad() })
 	f.rodEval = repeat(200, func() { page.MustEval("() => 1+1") })
 	f.rawEval = repeat(200, func() {
 		if _, err := (proto.RuntimeEvaluate{Expression: "1+1", ReturnByValue: true}).Call(page); err != nil {

@@ -237,13 +237,8 @@ func (s *Session) ensure(ctx context.Context, c *Call, idle time.Duration) (*liv
 
 // launchLocked starts a browser on a fresh profile; lifeMu is held.
 func (s *Session) launchLocked(ctx context.Context, c *Call) (*liveBrowser, error) {
-	live, err := startLive(ctx, s.cfg.Starter, nil, s.log)
+	live, page, err := s.startWithPage(ctx, nil)
 	if err != nil {
-		return nil, err
-	}
-	page, err := live.initialPage(ctx)
-	if err != nil {
-		_ = live.Close()
 		return nil, err
 	}
 	s.mu.Lock()
@@ -259,6 +254,25 @@ func (s *Session) launchLocked(ctx context.Context, c *Call) (*liveBrowser, erro
 	}
 	s.log.Info("browser started", zap.Int("pid", live.PID()), zap.String("version", live.Version))
 	return live, nil
+}
+
+// startWithPage starts a browser (on profile, or a fresh one when nil) and
+// returns it with its first page.
+func (s *Session) startWithPage(ctx context.Context, profile *browser.Profile) (*liveBrowser, *Page, error) {
+	live, err := startLive(ctx, s.cfg.Starter, profile, s.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	page, err := live.initialPage(ctx)
+	if err != nil {
+		if profile == nil {
+			_ = live.Close()
+		} else {
+			live.Kill() // the caller decides about a profile it passed in
+		}
+		return nil, nil, err
+	}
+	return live, page, nil
 }
 
 // healLocked replaces a dead or hung browser, on the same profile unless
@@ -283,22 +297,17 @@ func (s *Session) healLocked(ctx context.Context, c *Call, dead *liveBrowser, wh
 		_ = profile.Remove()
 		profile, profileNote = nil, fmt.Sprintf("on a fresh profile after %d crashes within %s", recent, crashWindow)
 	}
-	live, err := startLive(ctx, s.cfg.Starter, profile, s.log)
+	live, page, err := s.startWithPage(ctx, profile)
 	if err != nil && profile != nil {
 		s.log.Warn("relaunch on the same profile failed; trying a fresh one", zap.Error(err))
 		_ = profile.Remove()
 		profileNote = "on a fresh profile, because the old one would not start"
-		live, err = startLive(ctx, s.cfg.Starter, nil, s.log)
+		live, page, err = s.startWithPage(ctx, nil)
 	}
 	if err != nil {
 		s.mu.Lock()
 		s.live, s.pages, s.current = nil, map[string]*Page{}, nil
 		s.mu.Unlock()
-		return nil, err
-	}
-	page, err := live.initialPage(ctx)
-	if err != nil {
-		_ = live.Close()
 		return nil, err
 	}
 	s.mu.Lock()

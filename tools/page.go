@@ -27,22 +27,48 @@ func timeoutOption(what string) mcp.ToolOption {
 	return mcp.WithInteger("timeout_ms", mcp.Description(what+" timeout, ms (default 30000)"))
 }
 
-func (t *toolset) navigate() server.ServerTool {
-	tool := mcp.NewTool("browser_navigate",
-		mcp.WithDescription("Load a URL in the page and wait for it. Starts Chrome on first use."),
-		mcp.WithString("url", mcp.Required(), mcp.Description("http(s), about:blank or data: URL")),
+// loadOptions are the parameters and schema shared by the tools that load a document.
+func loadOptions(what string) []mcp.ToolOption {
+	return []mcp.ToolOption{
 		mcp.WithString("wait_until", mcp.Enum(session.WaitUntilValues...), mcp.Description("default load")),
-		timeoutOption("Navigation"),
+		timeoutOption(what),
 		pageIDOption,
 		mcp.WithRawOutputSchema(outputSchema("url:string", "status:integer", "title:string", "page:string", "dialogs:array")),
 		annotations(false),
-	)
+	}
+}
+
+// loadArgs reads the arguments of loadOptions.
+func loadArgs(a *args) (until session.WaitUntil, timeout time.Duration, pageID string) {
+	until = session.WaitUntil(a.enum("wait_until", string(session.WaitLoad), session.WaitUntilValues))
+	return until, a.timeout(), a.str("page_id", false)
+}
+
+// load runs one document load on a page within timeout and answers with the navigation.
+func (t *toolset) load(ctx context.Context, opts session.CallOptions, pageID string, timeout time.Duration, summary string,
+	load func(ctx context.Context, c *session.Call, p *session.Page) (*session.Navigation, error)) (*mcp.CallToolResult, error) {
+	return t.run(ctx, opts, func(ctx context.Context, c *session.Call) (*answer, error) {
+		p, err := c.Page(ctx, pageID)
+		if err != nil {
+			return nil, err
+		}
+		nav, err := withTimeout(ctx, timeout, func(ctx context.Context) (*session.Navigation, error) { return load(ctx, c, p) })
+		if err != nil {
+			return nil, err
+		}
+		return navigationAnswer(summary, p.ID, nav), nil
+	})
+}
+
+func (t *toolset) navigate() server.ServerTool {
+	tool := mcp.NewTool("browser_navigate", append([]mcp.ToolOption{
+		mcp.WithDescription("Load a URL in the page and wait for it. Starts Chrome on first use."),
+		mcp.WithString("url", mcp.Required(), mcp.Description("http(s), about:blank or data: URL")),
+	}, loadOptions("Navigation")...)...)
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		a := newArgs(req.Params.Arguments, "url", "wait_until", "timeout_ms", "page_id")
 		rawURL := a.str("url", true)
-		until := session.WaitUntil(a.enum("wait_until", string(session.WaitLoad), session.WaitUntilValues))
-		timeout := a.timeout()
-		pageID := a.str("page_id", false)
+		until, timeout, pageID := loadArgs(a)
 		if err := a.problem(); err != nil {
 			return toResult(nil, nil, err), nil
 		}
@@ -50,56 +76,32 @@ func (t *toolset) navigate() server.ServerTool {
 		if err != nil {
 			return toResult(nil, nil, err), nil
 		}
-		return t.run(ctx, session.CallOptions{Navigates: true}, func(ctx context.Context, c *session.Call) (*answer, error) {
-			p, err := c.Page(ctx, pageID)
-			if err != nil {
-				return nil, err
-			}
-			c.MakeCurrent(p)
-			nav, err := withTimeout(ctx, timeout, func(ctx context.Context) (*session.Navigation, error) {
+		// Navigates: after a relaunch the page is not first restored to its old URL.
+		opts := session.CallOptions{Navigates: true}
+		return t.load(ctx, opts, pageID, timeout, "Navigation complete",
+			func(ctx context.Context, c *session.Call, p *session.Page) (*session.Navigation, error) {
+				c.MakeCurrent(p)
 				return p.Navigate(ctx, target, until)
 			})
-			if err != nil {
-				return nil, err
-			}
-			return navigationAnswer("Navigation complete", p.ID, nav), nil
-		})
 	}}
 }
 
 func (t *toolset) reload() server.ServerTool {
-	tool := mcp.NewTool("browser_reload",
+	tool := mcp.NewTool("browser_reload", append([]mcp.ToolOption{
 		mcp.WithDescription("Reload the page and wait for it."),
 		mcp.WithBoolean("ignore_cache", mcp.Description("Bypass the HTTP cache (default false)")),
-		mcp.WithString("wait_until", mcp.Enum(session.WaitUntilValues...), mcp.Description("default load")),
-		timeoutOption("Reload"),
-		pageIDOption,
-		mcp.WithRawOutputSchema(outputSchema("url:string", "status:integer", "title:string", "page:string", "dialogs:array")),
-		annotations(false),
-	)
+	}, loadOptions("Reload")...)...)
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		a := newArgs(req.Params.Arguments, "ignore_cache", "wait_until", "timeout_ms", "page_id")
 		ignoreCache := a.boolean("ignore_cache", false)
-		until := session.WaitUntil(a.enum("wait_until", string(session.WaitLoad), session.WaitUntilValues))
-		timeout := a.timeout()
-		pageID := a.str("page_id", false)
+		until, timeout, pageID := loadArgs(a)
 		if err := a.problem(); err != nil {
 			return toResult(nil, nil, err), nil
 		}
-		// The reload is the navigation: a relaunch need not restore the page first.
-		return t.run(ctx, session.CallOptions{}, func(ctx context.Context, c *session.Call) (*answer, error) {
-			p, err := c.Page(ctx, pageID)
-			if err != nil {
-				return nil, err
-			}
-			nav, err := withTimeout(ctx, timeout, func(ctx context.Context) (*session.Navigation, error) {
+		return t.load(ctx, session.CallOptions{}, pageID, timeout, "Reloaded",
+			func(ctx context.Context, _ *session.Call, p *session.Page) (*session.Navigation, error) {
 				return p.Reload(ctx, ignoreCache, until)
 			})
-			if err != nil {
-				return nil, err
-			}
-			return navigationAnswer("Reloaded", p.ID, nav), nil
-		})
 	}}
 }
 

@@ -66,6 +66,12 @@ type fixtures struct {
 	URL      string
 	server   *http.Server
 	requests atomic.Int64
+	// swVersion is the version the PWA's service worker script carries;
+	// changing it makes the next update check install a new version.
+	swVersion atomic.Int64
+
+	mu   sync.Mutex
+	seen []string // request paths in arrival order
 }
 
 func startFixtures(dir string) (*fixtures, error) {
@@ -76,6 +82,17 @@ func startFixtures(dir string) (*fixtures, error) {
 	f := &fixtures{URL: "http://" + ln.Addr().String()}
 	mux := http.NewServeMux()
 	mux.Handle("/", http.FileServer(http.Dir(dir)))
+	f.swVersion.Store(1)
+	mux.HandleFunc("/pwa/sw.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		w.Header().Set("Cache-Control", "no-cache")
+		fmt.Fprintf(w, serviceWorkerScript, f.swVersion.Load())
+	})
+	cached := http.StripPrefix("/cached/", http.FileServer(http.Dir(filepath.Join(dir, "cached"))))
+	mux.HandleFunc("/cached/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		cached.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		ms, _ := strconv.Atoi(r.URL.Query().Get("ms"))
 		select {
@@ -93,6 +110,9 @@ func startFixtures(dir string) (*fixtures, error) {
 	})
 	f.server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.requests.Add(1)
+		f.mu.Lock()
+		f.seen = append(f.seen, r.URL.Path)
+		f.mu.Unlock()
 		mux.ServeHTTP(w, r)
 	})}
 	go func() { _ = f.server.Serve(ln) }()
@@ -100,6 +120,39 @@ func startFixtures(dir string) (*fixtures, error) {
 }
 
 func (f *fixtures) close() { _ = f.server.Close() }
+
+// serviceWorkerScript precaches the PWA shell and one API response, answers
+// from the cache first and passes everything else to the network. %d is its
+// version. It does not call skipWaiting: a new version waits.
+const serviceWorkerScript = `const VERSION = %d;
+const CACHE = "shell-v" + VERSION;
+const PRECACHE = ["./", "index.html", "style.css", "app.js", "api/data.json"];
+self.addEventListener("install", (event) => {
+  console.log("sw installing version", VERSION);
+  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(PRECACHE)));
+});
+self.addEventListener("activate", (event) => {
+  event.waitUntil(self.clients.claim());
+});
+self.addEventListener("fetch", (event) => {
+  event.respondWith(caches.match(event.request).then((hit) => hit || fetch(event.request)));
+});
+`
+
+// requestsSince returns the paths requested after mark (a value of
+// requestCount) and a new mark.
+func (f *fixtures) requestsSince(mark int) ([]string, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.seen[mark:]...), len(f.seen)
+}
+
+// requestCount is a mark for requestsSince.
+func (f *fixtures) requestCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.seen)
+}
 
 // page returns the URL of a fixture path.
 func (f *fixtures) page(path string) string { return f.URL + path }

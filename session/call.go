@@ -191,6 +191,7 @@ type Status struct {
 	Pages        int
 	CurrentPage  string
 	CallsRunning int // other calls in flight besides this one
+	Offline      bool
 }
 
 // Status reports on the browser without starting one.
@@ -199,6 +200,7 @@ func (c *Call) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{
+		Offline:      s.settings.isOffline(),
 		IdleTimeout:  s.cfg.IdleTimeout,
 		Launches:     s.launches,
 		Relaunches:   s.relaunches,

@@ -11,6 +11,8 @@ import (
 	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
 	"go.uber.org/zap"
+
+	"github.com/chromekeeper/chromekeeper/browser"
 )
 
 const (
@@ -75,11 +77,37 @@ type evalAnswer struct {
 	ExceptionDetails *proto.RuntimeExceptionDetails `json:"exceptionDetails"`
 }
 
-// Eval evaluates expression in the page's main world, in REPL mode (top-level
-// await, redeclarable let), awaiting a returned promise when awaitPromise is
-// set. A thrown error is EVAL_EXCEPTION with the first stack frames; running
-// past timeout terminates the script and is TIMEOUT.
+// Eval evaluates expression in the page's main world; see evaluator.eval.
+// Dialogs the evaluation opened are reported with the result.
 func (p *Page) Eval(ctx context.Context, expression string, awaitPromise bool, timeout time.Duration) (*EvalResult, error) {
+	res, err := evaluator{p.conn, p.sessionID, p.log}.eval(ctx, expression, awaitPromise, timeout)
+	if err != nil {
+		return nil, err
+	}
+	res.Dialogs = p.takeDialogs()
+	return res, nil
+}
+
+// Eval evaluates expression in the worker's global scope; see evaluator.eval.
+func (w *Worker) Eval(ctx context.Context, expression string, awaitPromise bool, timeout time.Duration) (*EvalResult, error) {
+	return evaluator{w.conn, w.sessionID, w.log}.eval(ctx, expression, awaitPromise, timeout)
+}
+
+// evaluator runs agent JavaScript in one target with raw Runtime.evaluate: it
+// has a timeout, where rod's callFunctionOn-based Eval has none.
+type evaluator struct {
+	conn      *browser.Conn
+	sessionID string
+	log       *zap.Logger
+}
+
+func (e evaluator) cdp(ctx context.Context) proto.Client { return e.conn.Session(ctx, e.sessionID) }
+
+// eval evaluates expression in REPL mode (top-level await, redeclarable let),
+// awaiting a returned promise when awaitPromise is set. A thrown error is
+// EVAL_EXCEPTION with the first stack frames; running past timeout terminates
+// the script and is TIMEOUT.
+func (e evaluator) eval(ctx context.Context, expression string, awaitPromise bool, timeout time.Duration) (*EvalResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	params := evaluateParams{
@@ -91,9 +119,9 @@ func (p *Page) Eval(ctx context.Context, expression string, awaitPromise bool, t
 		Timeout:              float64(timeout.Milliseconds()),
 		SerializationOptions: deepSerialization,
 	}
-	raw, err := p.conn.Call(ctx, p.sessionID, "Runtime.evaluate", params)
+	raw, err := e.conn.Call(ctx, e.sessionID, "Runtime.evaluate", params)
 	if err != nil {
-		return nil, p.evalFailed(ctx, err, timeout)
+		return nil, e.failed(ctx, err, timeout)
 	}
 	var ans evalAnswer
 	if err := json.Unmarshal(raw, &ans); err != nil {
@@ -101,7 +129,7 @@ func (p *Page) Eval(ctx context.Context, expression string, awaitPromise bool, t
 	}
 	// In REPL mode a returned promise is not awaited: await it here.
 	if awaitPromise && ans.ExceptionDetails == nil && ans.Result.Subtype == "promise" && ans.Result.ObjectID != "" {
-		raw, err = p.conn.Call(ctx, p.sessionID, "Runtime.callFunctionOn", callFunctionParams{
+		raw, err = e.conn.Call(ctx, e.sessionID, "Runtime.callFunctionOn", callFunctionParams{
 			FunctionDeclaration:  "function() { return this; }",
 			ObjectID:             ans.Result.ObjectID,
 			AwaitPromise:         true,
@@ -109,7 +137,7 @@ func (p *Page) Eval(ctx context.Context, expression string, awaitPromise bool, t
 			SerializationOptions: deepSerialization,
 		})
 		if err != nil {
-			return nil, p.evalFailed(ctx, err, timeout)
+			return nil, e.failed(ctx, err, timeout)
 		}
 		ans = evalAnswer{}
 		if err := json.Unmarshal(raw, &ans); err != nil {
@@ -117,12 +145,12 @@ func (p *Page) Eval(ctx context.Context, expression string, awaitPromise bool, t
 		}
 	}
 	if ans.Result.ObjectID != "" {
-		go p.releaseEvalObjects()
+		go e.releaseObjects()
 	}
 	if ans.ExceptionDetails != nil {
 		return nil, exceptionError(ans.ExceptionDetails, timeout)
 	}
-	result := &EvalResult{Type: ans.Result.Type, Dialogs: p.takeDialogs()}
+	result := &EvalResult{Type: ans.Result.Type}
 	if ans.Result.Deep != nil {
 		// The serialization's type is the most specific: node, window, map, null…
 		result.Type = ans.Result.Deep.Type
@@ -131,10 +159,10 @@ func (p *Page) Eval(ctx context.Context, expression string, awaitPromise bool, t
 	return result, nil
 }
 
-// evalFailed turns a failed evaluate call into an error. Past the deadline the
-// page may be wedged in a loop: terminate the running script so that the page
+// failed turns a failed evaluate call into an error. Past the deadline the
+// target may be wedged in a loop: terminate the running script so that it
 // answers the next call.
-func (p *Page) evalFailed(ctx context.Context, err error, timeout time.Duration) error {
+func (e evaluator) failed(ctx context.Context, err error, timeout time.Duration) error {
 	var protocolErr *cdp.Error
 	if errors.As(err, &protocolErr) {
 		// For example "Execution context was destroyed." when the page
@@ -146,16 +174,16 @@ func (p *Page) evalFailed(ctx context.Context, err error, timeout time.Duration)
 	}
 	terminate, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = proto.RuntimeTerminateExecution{}.Call(p.cdp(terminate))
+	_ = proto.RuntimeTerminateExecution{}.Call(e.cdp(terminate))
 	return &Error{Code: CodeTimeout, cause: err,
 		Message: fmt.Sprintf("evaluation did not finish within %s; its script was terminated", timeout)}
 }
 
-func (p *Page) releaseEvalObjects() {
+func (e evaluator) releaseObjects() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := (proto.RuntimeReleaseObjectGroup{ObjectGroup: evalObjectGroup}).Call(p.cdp(ctx)); err != nil {
-		p.log.Debug("release eval objects", zap.Error(err))
+	if err := (proto.RuntimeReleaseObjectGroup{ObjectGroup: evalObjectGroup}).Call(e.cdp(ctx)); err != nil {
+		e.log.Debug("release eval objects", zap.Error(err))
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,69 +16,180 @@ import (
 	"github.com/chromekeeper/chromekeeper/browser"
 )
 
-// liveBrowser is one running Chrome with the targets attached on it. Every new
-// target is attached paused (waitForDebuggerOnStart), configured, then resumed,
-// so nothing it does slips past before chromekeeper listens.
+// autoAttach makes Chrome attach every new target paused, on its own
+// flattened session, so it can be configured before it runs.
+var autoAttach = proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true}
+
+// liveBrowser is one running Chrome with the targets attached on it: pages,
+// and the service workers, workers and out-of-process iframes they use.
+// Browser-level auto-attach brings pages, service and shared workers;
+// page-level auto-attach brings each page's dedicated workers and iframes.
+// Every new target is attached paused (waitForDebuggerOnStart), configured
+// with the session's settings, then resumed, so nothing it does slips past.
 type liveBrowser struct {
 	*browser.Browser
-	log *zap.Logger
+	log      *zap.Logger
+	settings *settings
+	sw       *swRegistry
 
-	mu      sync.Mutex
-	pages   []*Page // attached pages in attach order
-	changed chan struct{}
-	hung    string // why a call gave up on this browser, if it did
+	mu       sync.Mutex
+	pages    []*Page   // attached pages in attach order
+	workers  []*Worker // attached non-page targets in attach order
+	counters map[string]int
+	changed  chan struct{}
+	hung     string // why a call gave up on this browser, if it did
 }
 
-func startLive(ctx context.Context, starter browser.Starter, reuse *browser.Profile, log *zap.Logger) (*liveBrowser, error) {
+func startLive(ctx context.Context, starter browser.Starter, reuse *browser.Profile, st *settings, log *zap.Logger) (*liveBrowser, error) {
 	b, err := starter.Start(ctx, reuse)
 	if err != nil {
 		return nil, err
 	}
-	lb := &liveBrowser{Browser: b, log: log, changed: make(chan struct{})}
-	b.Conn.Handle("", lb.onEvent)
-	err = proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true}.
-		Call(b.Conn.Session(ctx, ""))
-	if err != nil {
+	lb := &liveBrowser{Browser: b, log: log, settings: st, sw: newSWRegistry(),
+		counters: map[string]int{}, changed: make(chan struct{})}
+	b.Conn.Handle("", func(e browser.Event) { lb.onTargetEvent(e, "") })
+	if err := autoAttach.Call(b.Conn.Session(ctx, "")); err != nil {
 		b.Kill()
 		return nil, fmt.Errorf("attach to targets: %w", err)
 	}
 	return lb, nil
 }
 
-func (lb *liveBrowser) onEvent(e browser.Event) {
+// onTargetEvent handles attach and detach events, whether they come from the
+// browser (owner "") or from a page or frame session (owner: its target id).
+func (lb *liveBrowser) onTargetEvent(e browser.Event, owner string) {
 	switch e.Method {
 	case "Target.attachedToTarget":
 		var ev proto.TargetAttachedToTarget
 		if json.Unmarshal(e.Params, &ev) != nil || ev.TargetInfo == nil {
 			return
 		}
-		sessionID := string(ev.SessionID)
-		if ev.TargetInfo.Type != proto.TargetTargetInfoTypePage {
-			if ev.WaitingForDebugger {
-				go lb.resume(sessionID)
-			}
-			return
-		}
-		p := newPage(lb.Conn, lb.log, ev.TargetInfo, sessionID)
-		lb.Conn.Handle(sessionID, p.onEvent)
-		lb.update(func() { lb.pages = append(lb.pages, p) })
-		go p.configure(ev.WaitingForDebugger)
+		lb.attach(ev, owner)
 	case "Target.detachedFromTarget":
 		var ev proto.TargetDetachedFromTarget
-		if json.Unmarshal(e.Params, &ev) != nil {
+		if json.Unmarshal(e.Params, &ev) == nil {
+			lb.detach(string(ev.SessionID))
+		}
+	}
+}
+
+func (lb *liveBrowser) attach(ev proto.TargetAttachedToTarget, owner string) {
+	sessionID, info := string(ev.SessionID), ev.TargetInfo
+	typ := string(info.Type)
+	if typ == string(proto.TargetTargetInfoTypePage) {
+		p := newPage(lb.Conn, lb.log, info, sessionID)
+		lb.Conn.Handle(sessionID, func(e browser.Event) { lb.onPageEvent(p, e) })
+		lb.update(func() { lb.pages = append(lb.pages, p) })
+		go p.configure(lb.settings, ev.WaitingForDebugger)
+		return
+	}
+	prefix, watched := idPrefix[typ]
+	if !watched || lb.worker(string(info.TargetID)) != nil {
+		// Not a kind chromekeeper watches, or a second session to a target
+		// already attached (a service worker is attached both browser-wide
+		// and by the pages it controls): let it run and drop the session.
+		go lb.release(sessionID, ev.WaitingForDebugger)
+		return
+	}
+	w := &Worker{Type: typ, TargetID: string(info.TargetID), URL: info.URL, Owner: owner,
+		sessionID: sessionID, conn: lb.Conn, log: lb.log, ready: make(chan struct{})}
+	lb.update(func() {
+		lb.counters[prefix]++
+		w.ID = prefix + strconv.Itoa(lb.counters[prefix])
+		lb.workers = append(lb.workers, w)
+	})
+	lb.Conn.Handle(sessionID, func(e browser.Event) {
+		if strings.HasPrefix(e.Method, "Target.") {
+			lb.onTargetEvent(e, w.Owner)
 			return
 		}
-		lb.Conn.Handle(string(ev.SessionID), nil)
-		lb.update(func() {
-			for i, p := range lb.pages {
-				if p.sessionID == string(ev.SessionID) {
-					p.markClosed()
-					lb.pages = append(lb.pages[:i], lb.pages[i+1:]...)
-					return
-				}
-			}
-		})
+		w.onEvent(e)
+	})
+	go lb.configureWorker(w, ev.WaitingForDebugger)
+}
+
+// release resumes a target on a session chromekeeper does not keep, then
+// detaches that session.
+func (lb *liveBrowser) release(sessionID string, waiting bool) {
+	if waiting {
+		resume(lb.Conn, sessionID, lb.log)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
+	defer cancel()
+	_ = proto.TargetDetachFromTarget{SessionID: proto.TargetSessionID(sessionID)}.Call(lb.Conn.Session(ctx, ""))
+}
+
+// onPageEvent routes a page session's events: its child targets to the
+// target table, service-worker reports to the registry, the rest to the page.
+func (lb *liveBrowser) onPageEvent(p *Page, e browser.Event) {
+	switch {
+	case strings.HasPrefix(e.Method, "Target."):
+		lb.onTargetEvent(e, p.TargetID)
+	case strings.HasPrefix(e.Method, "ServiceWorker."):
+		lb.sw.onEvent(e)
+	default:
+		p.onEvent(e)
+	}
+}
+
+// configureWorker enables what chromekeeper listens to on a worker or frame,
+// applies the settings and lets it run. It always resumes the target, even
+// after an error: a worker left paused stalls every fetch routed to it.
+func (lb *liveBrowser) configureWorker(w *Worker, waiting bool) {
+	defer close(w.ready)
+	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
+	defer cancel()
+	c := w.cdp(ctx)
+	steps := []func() error{func() error { return proto.NetworkEnable{}.Call(c) }}
+	if w.Type == TypeIframe {
+		steps = append(steps, func() error { return autoAttach.Call(c) })
+	}
+	err := runConcurrently(steps)
+	if err == nil {
+		err = lb.settings.configure(ctx, c, w.sessionID)
+	}
+	if err != nil {
+		lb.log.Warn("configure target", zap.String("target", w.ID), zap.Error(err))
+	}
+	if waiting {
+		resume(lb.Conn, w.sessionID, lb.log)
+	}
+}
+
+// runConcurrently runs independent CDP steps at once and returns the first error.
+func runConcurrently(steps []func() error) error {
+	errs := make(chan error, len(steps))
+	for _, step := range steps {
+		go func() { errs <- step() }()
+	}
+	var first error
+	for range steps {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (lb *liveBrowser) detach(sessionID string) {
+	lb.Conn.Handle(sessionID, nil)
+	lb.settings.forget(sessionID)
+	lb.update(func() {
+		for i, p := range lb.pages {
+			if p.sessionID == sessionID {
+				p.markClosed()
+				lb.pages = append(lb.pages[:i], lb.pages[i+1:]...)
+				return
+			}
+		}
+		for i, w := range lb.workers {
+			if w.sessionID == sessionID {
+				w.markClosed()
+				lb.workers = append(lb.workers[:i], lb.workers[i+1:]...)
+				return
+			}
+		}
+	})
 }
 
 // failedUnder reports whether err, returned by a call, means the browser itself
@@ -110,15 +223,6 @@ func (lb *liveBrowser) failure() string {
 	return "crashed (its process exited or its connection closed)"
 }
 
-// resume lets a non-page target that waits for the debugger run.
-func (lb *liveBrowser) resume(sessionID string) {
-	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
-	defer cancel()
-	if err := (proto.RuntimeRunIfWaitingForDebugger{}).Call(lb.Conn.Session(ctx, sessionID)); err != nil {
-		lb.log.Debug("resume target", zap.Error(err))
-	}
-}
-
 func (lb *liveBrowser) update(f func()) {
 	lb.mu.Lock()
 	defer lb.mu.Unlock()
@@ -132,6 +236,23 @@ func (lb *liveBrowser) attachedPages() []*Page {
 	lb.mu.Lock()
 	defer lb.mu.Unlock()
 	return append([]*Page(nil), lb.pages...)
+}
+
+// attachedWorkers returns the workers and frames attached now, in attach order.
+func (lb *liveBrowser) attachedWorkers() []*Worker {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	return append([]*Worker(nil), lb.workers...)
+}
+
+// worker finds an attached worker or frame by short or target id.
+func (lb *liveBrowser) worker(id string) *Worker {
+	for _, w := range lb.attachedWorkers() {
+		if w.ID == id || w.TargetID == id {
+			return w
+		}
+	}
+	return nil
 }
 
 // waitPage waits until a page matching match is attached and configured.
@@ -190,4 +311,16 @@ func (lb *liveBrowser) closePage(ctx context.Context, p *Page) error {
 		return fmt.Errorf("close page: %w", err)
 	}
 	return p.waitFor(ctx, func() bool { return p.closed })
+}
+
+// targetSessions lists every attached page and worker for setOffline.
+func (lb *liveBrowser) targetSessions(ctx context.Context, pageID func(*Page) string) []targetSession {
+	var out []targetSession
+	for _, p := range lb.attachedPages() {
+		out = append(out, targetSession{id: pageID(p), sessionID: p.sessionID, client: p.cdp(ctx)})
+	}
+	for _, w := range lb.attachedWorkers() {
+		out = append(out, targetSession{id: w.ID, sessionID: w.sessionID, client: w.cdp(ctx)})
+	}
+	return out
 }

@@ -35,6 +35,8 @@ type Page struct {
 
 	ready chan struct{} // closed once domains are enabled and the page runs
 
+	net netLog
+
 	mu      sync.Mutex
 	url     string
 	title   string
@@ -76,40 +78,34 @@ func newPage(conn *browser.Conn, log *zap.Logger, info *proto.TargetTargetInfo, 
 // cdp returns a proto.Client for this page's session.
 func (p *Page) cdp(ctx context.Context) proto.Client { return p.conn.Session(ctx, p.sessionID) }
 
-// configure enables the domains chromekeeper listens to and lets a page that
-// waits for the debugger run. It always resumes the page, even after an error:
-// a page left paused would stall every call on it.
-func (p *Page) configure(waiting bool) {
+// configure enables the domains chromekeeper listens to, applies the
+// session's settings and lets a page that waits for the debugger run. It always
+// resumes the page, even after an error: a page left paused would stall every
+// call on it.
+func (p *Page) configure(st *settings, waiting bool) {
+	defer close(p.ready)
 	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
 	defer cancel()
 	c := p.cdp(ctx)
-	steps := []func() error{
+	err := runConcurrently([]func() error{
 		func() error { return proto.PageEnable{}.Call(c) },
 		func() error { return proto.PageSetLifecycleEventsEnabled{Enabled: true}.Call(c) },
 		func() error { return proto.NetworkEnable{}.Call(c) },
+		func() error { return proto.ServiceWorkerEnable{}.Call(c) },
 		func() error { return viewport.Call(c) },
+		func() error { return autoAttach.Call(c) }, // its dedicated workers and iframes
+	})
+	if err == nil {
+		err = st.configure(ctx, c, p.sessionID)
 	}
-	errs := make(chan error, len(steps))
-	for _, step := range steps {
-		go func() { errs <- step() }()
-	}
-	var first error
-	for range steps {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	if waiting {
-		if err := (proto.RuntimeRunIfWaitingForDebugger{}).Call(c); err != nil && first == nil {
-			first = err
-		}
-	}
-	if first != nil {
+	if err != nil {
 		// The page stays usable: a failed step costs one kind of report (a
 		// status, a lifecycle point), which the affected call then names.
-		p.log.Warn("configure page", zap.String("target", p.TargetID), zap.Error(first))
+		p.log.Warn("configure page", zap.String("target", p.TargetID), zap.Error(err))
 	}
-	close(p.ready)
+	if waiting {
+		resume(p.conn, p.sessionID, p.log)
+	}
 }
 
 // waitReady waits until configure has finished.
@@ -125,6 +121,9 @@ func (p *Page) waitReady(ctx context.Context) error {
 // onEvent updates the page's state from one CDP event. It runs on the
 // browser's dispatcher goroutine and never waits for the browser.
 func (p *Page) onEvent(e browser.Event) {
+	if p.net.onEvent(e.Method, e.Params, "page") && e.Method != "Network.responseReceived" {
+		return
+	}
 	switch e.Method {
 	case "Page.lifecycleEvent":
 		var ev proto.PageLifecycleEvent

@@ -64,6 +64,7 @@ type Session struct {
 	crashes     []time.Time
 	released    string // why the last browser was closed, told by the next launch
 	ended       bool
+	settings    settings
 }
 
 func newSession(id string, cfg Config) *Session {
@@ -249,8 +250,11 @@ func (s *Session) launchLocked(ctx context.Context, c *Call) (*liveBrowser, erro
 	s.released = ""
 	s.mu.Unlock()
 	if released != "" {
-		c.notices = append(c.notices, fmt.Sprintf(
-			"NOTICE: the previous Chrome %s; started a new one with a fresh profile (its pages, cookies and storage are gone).", released))
+		notice := fmt.Sprintf("NOTICE: the previous Chrome %s; started a new one with a fresh profile (its pages, cookies and storage are gone).", released)
+		if s.settings.isOffline() {
+			notice += " Offline mode is still on."
+		}
+		c.notices = append(c.notices, notice)
 	}
 	s.log.Info("browser started", zap.Int("pid", live.PID()), zap.String("version", live.Version))
 	return live, nil
@@ -259,7 +263,7 @@ func (s *Session) launchLocked(ctx context.Context, c *Call) (*liveBrowser, erro
 // startWithPage starts a browser (on profile, or a fresh one when nil) and
 // returns it with its first page.
 func (s *Session) startWithPage(ctx context.Context, profile *browser.Profile) (*liveBrowser, *Page, error) {
-	live, err := startLive(ctx, s.cfg.Starter, profile, s.log)
+	live, err := startLive(ctx, s.cfg.Starter, profile, &s.settings, s.log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -319,6 +323,9 @@ func (s *Session) healLocked(ctx context.Context, c *Call, dead *liveBrowser, wh
 	s.mu.Unlock()
 
 	notice := fmt.Sprintf("NOTICE: Chrome %s; relaunched it (relaunch %d) %s.", what, relaunches, profileNote)
+	if s.settings.isOffline() {
+		notice += " Offline mode re-applied."
+	}
 	if restoreURL != "" && !c.opts.Navigates {
 		restoreCtx, cancel := context.WithTimeout(ctx, restoreTimeout)
 		_, err := page.Navigate(restoreCtx, restoreURL, WaitLoad)

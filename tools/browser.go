@@ -17,7 +17,7 @@ func (t *toolset) pages() server.ServerTool {
 		mcp.WithString("action", mcp.Enum("list", "select", "new", "close"), mcp.Description("default list")),
 		mcp.WithString("page_id", mcp.Description("For select and close (default: current)")),
 		mcp.WithString("url", mcp.Description("For new: load this URL")),
-		mcp.WithRawOutputSchema(outputSchema("pages:array", "current:string", "page:string", "url:string", "status:integer", "title:string")),
+		mcp.WithRawOutputSchema(outputSchema("pages:array", "workers:array", "current:string", "page:string", "url:string", "status:integer", "title:string")),
 		annotations(false),
 	)
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -100,13 +100,24 @@ func listPages(ctx context.Context, c *session.Call) (*answer, error) {
 		}
 		a.lines = append(a.lines, fmt.Sprintf("%s %s %s %q", mark, p.ID, p.URL, p.Title))
 	}
+	workers := c.Workers()
+	for _, w := range workers {
+		owner := ""
+		if w.Owner != "" {
+			owner = " of " + w.Owner
+		}
+		a.lines = append(a.lines, fmt.Sprintf("  %s %s %s%s", w.ID, w.Type, w.URL, owner))
+	}
 	if len(pages) == 0 {
 		a.lines = append(a.lines, "Chrome is not running; the first call that needs a page starts it.")
 	}
 	if pages == nil {
 		pages = []session.PageInfo{}
 	}
-	a.data = map[string]any{"pages": pages, "current": current}
+	if workers == nil {
+		workers = []session.WorkerInfo{}
+	}
+	a.data = map[string]any{"pages": pages, "workers": workers, "current": current}
 	return a, nil
 }
 
@@ -115,7 +126,7 @@ func (t *toolset) session() server.ServerTool {
 		mcp.WithDescription("Browser status (pid, uptime, idle time left, relaunches), or close it now to start fresh."),
 		mcp.WithString("action", mcp.Enum("status", "close"), mcp.Description("default status")),
 		mcp.WithRawOutputSchema(outputSchema("running:boolean", "pid:integer", "version:string", "uptimeMs:integer",
-			"idleTimeLeftMs:integer", "relaunches:integer", "profileDir:string", "pages:integer", "currentPage:string")),
+			"idleTimeLeftMs:integer", "relaunches:integer", "profileDir:string", "pages:integer", "currentPage:string", "offline:boolean")),
 		annotations(false),
 	)
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -157,15 +168,17 @@ type sessionResult struct {
 	ProfileDir   string `json:"profileDir,omitempty"`
 	Pages        int    `json:"pages"`
 	CurrentPage  string `json:"currentPage,omitempty"`
+	Offline      bool   `json:"offline"`
 }
 
 func statusAnswer(st session.Status) *answer {
-	res := sessionResult{Running: st.Running, Relaunches: st.Relaunches}
+	res := sessionResult{Running: st.Running, Relaunches: st.Relaunches, Offline: st.Offline}
 	if !st.Running {
 		return &answer{summary: "Browser not running", data: res, lines: []string{
 			"Chrome starts with the first call that needs a page.",
 			line("Idle timeout", st.IdleTimeout),
 			line("Launches", st.Launches),
+			line("Offline", st.Offline),
 		}}
 	}
 	res.PID, res.Version, res.ProfileDir = st.PID, st.Version, st.ProfileDir
@@ -181,5 +194,6 @@ func statusAnswer(st session.Status) *answer {
 		line("Relaunches", st.Relaunches),
 		line("Profile", st.ProfileDir),
 		line("Pages", fmt.Sprintf("%d (current: %s)", st.Pages, st.CurrentPage)),
+		line("Offline", st.Offline),
 	}}
 }

@@ -239,21 +239,37 @@ func (t *toolset) eval() server.ServerTool {
 		mcp.WithDescription("Evaluate JavaScript in the page (top-level await allowed) and return the result as JSON."),
 		mcp.WithString("expression", mcp.Required(), mcp.Description("JavaScript expression or statements")),
 		mcp.WithBoolean("await_promise", mcp.Description("Await a returned promise (default true)")),
+		mcp.WithString("target", mcp.Description("page (default) or a worker id: sw1, w1")),
 		timeoutOption("Evaluation"),
 		pageIDOption,
 		mcp.WithRawOutputSchema(outputSchema("type:string", "result:any", "truncated:boolean", "size:integer", "dialogs:array")),
 		annotations(false),
 	)
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		a := newArgs(req.Params.Arguments, "expression", "await_promise", "timeout_ms", "page_id")
+		a := newArgs(req.Params.Arguments, "expression", "await_promise", "target", "timeout_ms", "page_id")
 		expression := a.str("expression", true)
 		awaitPromise := a.boolean("await_promise", true)
+		target := a.str("target", false)
 		timeout := a.timeout()
 		pageID := a.str("page_id", false)
+		if target != "" && target != "page" && pageID != "" {
+			a.fail("target and page_id cannot be combined: a worker belongs to no one page")
+		}
 		if err := a.problem(); err != nil {
 			return toResult(nil, nil, err), nil
 		}
 		return t.run(ctx, session.CallOptions{}, func(ctx context.Context, c *session.Call) (*answer, error) {
+			if target != "" && target != "page" {
+				w, err := c.Worker(ctx, target)
+				if err != nil {
+					return nil, err
+				}
+				res, err := w.Eval(ctx, expression, awaitPromise, timeout)
+				if err != nil {
+					return nil, err
+				}
+				return evalAnswer(res)
+			}
 			p, err := c.Page(ctx, pageID)
 			if err != nil {
 				return nil, err

@@ -25,6 +25,9 @@ func All(sessions Sessions, policy Policy) []server.ServerTool {
 		t.eval(),
 		t.pages(),
 		t.session(),
+		t.setOffline(),
+		t.serviceWorkers(),
+		t.networkSources(),
 	}
 }
 

@@ -66,7 +66,7 @@ type fixtures struct {
 	URL      string
 	server   *http.Server
 	requests atomic.Int64
-	// swVersion is the version the PWA's service worker script carries;
+	// swVersion is the version the service worker of /pwa-update/ carries;
 	// changing it makes the next update check install a new version.
 	swVersion atomic.Int64
 
@@ -82,8 +82,16 @@ func startFixtures(dir string) (*fixtures, error) {
 	f := &fixtures{URL: "http://" + ln.Addr().String()}
 	mux := http.NewServeMux()
 	mux.Handle("/", http.FileServer(http.Dir(dir)))
+	// The PWA is served twice: /pwa/ with a service worker that never
+	// changes, and /pwa-update/ whose worker version the update test bumps.
 	f.swVersion.Store(1)
 	mux.HandleFunc("/pwa/sw.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		w.Header().Set("Cache-Control", "no-cache")
+		fmt.Fprintf(w, serviceWorkerScript, 1)
+	})
+	mux.Handle("/pwa-update/", http.StripPrefix("/pwa-update/", http.FileServer(http.Dir(filepath.Join(dir, "pwa")))))
+	mux.HandleFunc("/pwa-update/sw.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript")
 		w.Header().Set("Cache-Control", "no-cache")
 		fmt.Fprintf(w, serviceWorkerScript, f.swVersion.Load())

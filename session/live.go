@@ -47,12 +47,59 @@ func startLive(ctx context.Context, starter browser.Starter, reuse *browser.Prof
 	}
 	lb := &liveBrowser{Browser: b, log: log, settings: st, sw: newSWRegistry(),
 		counters: map[string]int{}, changed: make(chan struct{})}
-	b.Conn.Handle("", func(e browser.Event) { lb.onTargetEvent(e, "") })
+	b.Conn.Handle("", lb.onBrowserEvent)
 	if err := autoAttach.Call(b.Conn.Session(ctx, "")); err != nil {
 		b.Kill()
 		return nil, fmt.Errorf("attach to targets: %w", err)
 	}
+	if err := lb.interceptBrowserRequests(ctx); err != nil {
+		b.Kill()
+		return nil, err
+	}
 	return lb, nil
+}
+
+func (lb *liveBrowser) onBrowserEvent(e browser.Event) {
+	if e.Method == "Fetch.requestPaused" {
+		var ev struct {
+			RequestID string                              `json:"requestId"`
+			Request   struct{ Headers map[string]string } `json:"request"`
+		}
+		if json.Unmarshal(e.Params, &ev) == nil {
+			go lb.decidePaused(ev.RequestID, ev.Request.Headers["Service-Worker"] == "script" && lb.settings.isOffline())
+		}
+		return
+	}
+	lb.onTargetEvent(e, "")
+}
+
+// interceptBrowserRequests pauses, browser-wide, the requests of resource
+// type Other: the ones the browser makes itself, which no page's or worker's
+// offline emulation covers — the script fetch of a new service-worker
+// registration, the favicon. It must be on from the start: Chrome routes
+// through interception only the loaders created after it was enabled. The
+// update check of an existing registration is not routed through it at all
+// (Chromium 156); see UpdateCheckLeak.
+func (lb *liveBrowser) interceptBrowserRequests(ctx context.Context) error {
+	patterns := []map[string]string{{"urlPattern": "*", "resourceType": "Other", "requestStage": "Request"}}
+	if _, err := lb.Conn.Call(ctx, "", "Fetch.enable", map[string]any{"patterns": patterns}); err != nil {
+		return fmt.Errorf("intercept browser requests: %w", err)
+	}
+	return nil
+}
+
+// decidePaused fails a paused request as disconnected while offline, and
+// lets it continue otherwise.
+func (lb *liveBrowser) decidePaused(requestID string, offline bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
+	defer cancel()
+	method, params := "Fetch.continueRequest", map[string]any{"requestId": requestID}
+	if offline {
+		method, params = "Fetch.failRequest", map[string]any{"requestId": requestID, "errorReason": "InternetDisconnected"}
+	}
+	if _, err := lb.Conn.Call(ctx, "", method, params); err != nil {
+		lb.log.Debug("paused request", zap.String("method", method), zap.Error(err))
+	}
 }
 
 // onTargetEvent handles attach and detach events, whether they come from the
@@ -141,6 +188,7 @@ func (lb *liveBrowser) configureWorker(w *Worker, waiting bool) {
 	defer cancel()
 	c := w.cdp(ctx)
 	steps := []func() error{func() error { return proto.NetworkEnable{}.Call(c) }}
+
 	if w.Type == TypeIframe {
 		steps = append(steps, func() error { return autoAttach.Call(c) })
 	}

@@ -25,17 +25,21 @@ type WorkerInfo struct {
 	TargetID string `json:"targetId"`
 }
 
-// Workers lists the service workers, workers and frames attached now.
-func (c *Call) Workers() []WorkerInfo {
+// Workers lists the service workers, workers and frames attached now. A
+// service worker's owner is the pages it controls.
+func (c *Call) Workers(ctx context.Context) []WorkerInfo {
 	if c.live == nil {
 		return nil
 	}
-	regs := c.live.sw.snapshot()
+	var regs []Registration
 	var out []WorkerInfo
 	for _, w := range c.live.attachedWorkers() {
 		info := WorkerInfo{ID: w.ID, Type: w.Type, URL: w.URL, TargetID: w.TargetID, Owner: c.pageIDOf(w.Owner)}
 		if w.Type == TypeServiceWorker {
-			info.Owner = strings.Join(c.pageIDsOf(controlledBy(regs, w.TargetID)), ",")
+			if regs == nil {
+				regs = c.ServiceWorkers(ctx)
+			}
+			info.Owner = strings.Join(controlledBy(regs, w.TargetID), ",")
 		}
 		out = append(out, info)
 	}
@@ -48,9 +52,13 @@ func (c *Call) Worker(ctx context.Context, id string) (*Worker, error) {
 	if c.live != nil {
 		w = c.live.worker(id)
 	}
+	if w != nil && w.Type == TypeServiceWorker && !w.isClosed() && c.live.sw.stopped(w.TargetID) {
+		return nil, &Error{Code: CodeTargetNotFound, Message: fmt.Sprintf("service worker %s is stopped", id),
+			Details: []string{"Hint: it starts again on its next event (a fetch from a page it controls, a reload)"}}
+	}
 	if w == nil || w.isClosed() {
 		var ids []string
-		for _, info := range c.Workers() {
+		for _, info := range c.Workers(ctx) {
 			ids = append(ids, info.ID)
 		}
 		open := "none"
@@ -91,12 +99,12 @@ func (c *Call) pageIDsOf(targetIDs []string) []string {
 	return ids
 }
 
-// controlledBy returns the clients controlled by the version running in a target.
+// controlledBy returns the pages controlled by the version running in a target.
 func controlledBy(regs []Registration, targetID string) []string {
 	for _, reg := range regs {
 		for _, v := range reg.Versions {
 			if v.TargetID == targetID {
-				return v.ControlledTargets
+				return v.Controls
 			}
 		}
 	}
@@ -239,8 +247,14 @@ func (c *Call) ServiceWorkerAction(ctx context.Context, p *Page, action, scope s
 	var settled func(Registration) bool
 	switch action {
 	case "update":
+		if c.Offline() {
+			return reg, &Error{Code: CodeInvalidInput, Message: "update is refused while offline: Chrome's update check bypasses offline emulation and would reach the server",
+				Details: []string{"Hint: browser_set_offline {offline: false} first"}}
+		}
 		err = proto.ServiceWorkerUpdateRegistration{ScopeURL: reg.Scope}.Call(cdp)
-		settled = func(r Registration) bool { return !hasStatus(r, "new", "installing") && !sameVersions(r.Versions, before) }
+		settled = func(r Registration) bool {
+			return !hasStatus(r, "new", "installing") && !sameVersions(r.Versions, before)
+		}
 	case "unregister":
 		err = proto.ServiceWorkerUnregister{ScopeURL: reg.Scope}.Call(cdp)
 		settled = func(r Registration) bool { return r.Deleted }

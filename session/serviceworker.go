@@ -87,6 +87,11 @@ func (r *swRegistry) onEvent(e browser.Event) {
 		}
 		r.update(func() {
 			for _, v := range ev.Versions {
+				if v.TargetID == "" {
+					// A stopped version loses its target id; remember the last one,
+					// so that a worker still attached can be told stopped.
+					v.TargetID = r.versions[v.VersionID].TargetID
+				}
 				r.versions[v.VersionID] = Version{ID: v.VersionID, ScriptURL: v.ScriptURL, Status: v.Status,
 					RunningStatus: v.RunningStatus, TargetID: v.TargetID, ControlledTargets: v.ControlledClients,
 					registrationID: v.RegistrationID}
@@ -121,6 +126,18 @@ func (r *swRegistry) snapshot() []Registration {
 	}
 	sort.Slice(out, func(i, j int) bool { return numericLess(out[i].ID, out[j].ID) })
 	return out
+}
+
+// stopped reports whether the version running in a target is known to be stopped.
+func (r *swRegistry) stopped(targetID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range r.versions {
+		if v.TargetID == targetID {
+			return v.RunningStatus == "stopped"
+		}
+	}
+	return false
 }
 
 // waitFor waits until cond holds for the registrations.

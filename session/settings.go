@@ -7,6 +7,12 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 )
 
+// UpdateCheckLeak says what offline mode cannot stop; browser_set_offline
+// states it in its answer.
+const UpdateCheckLeak = "service-worker update checks of an existing registration (registration.update(), " +
+	"Chrome's 24-hour check) are made by the browser outside DevTools emulation and interception and can still " +
+	"reach the network; browser_service_workers update is refused while offline"
+
 // settings are the conversation's browser settings. Every target gets them
 // before it runs, and they outlive a relaunch: a healed browser's targets are
 // configured from the same settings.

@@ -13,10 +13,10 @@ import (
 
 func (t *toolset) pages() server.ServerTool {
 	tool := mcp.NewTool("browser_pages",
-		mcp.WithDescription("List, select, open or close pages. The current page is what other tools use by default."),
-		mcp.WithString("action", mcp.Enum("list", "select", "new", "close"), mcp.Description("default list")),
-		mcp.WithString("page_id", mcp.Description("For select and close (default: current)")),
-		mcp.WithString("url", mcp.Description("For new: load this URL")),
+		mcp.WithDescription("List pages and workers, or select, open, close a page. Tools use the current page by default."),
+		mcp.WithString("action", mcp.Enum("list", "select", "new", "close")),
+		mcp.WithString("page_id"),
+		mcp.WithString("url", mcp.Description("For new")),
 		mcp.WithRawOutputSchema(outputSchema("pages:array", "workers:array", "current:string", "page:string", "url:string", "status:integer", "title:string")),
 		annotations(false),
 	)
@@ -81,7 +81,9 @@ func openPage(ctx context.Context, c *session.Call, target string) (*answer, err
 		return p.Navigate(ctx, target, session.WaitLoad)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("opened %s, but loading %s failed: %w", p.ID, target, err)
+		e := session.AsError(err)
+		e.Details = append(e.Details, fmt.Sprintf("Page: %s was opened and is current; loading %s failed", p.ID, target))
+		return nil, e
 	}
 	return navigationAnswer("Opened "+p.ID, p.ID, nav), nil
 }
@@ -100,7 +102,7 @@ func listPages(ctx context.Context, c *session.Call) (*answer, error) {
 		}
 		a.lines = append(a.lines, fmt.Sprintf("%s %s %s %q", mark, p.ID, p.URL, p.Title))
 	}
-	workers := c.Workers()
+	workers := c.Workers(ctx)
 	for _, w := range workers {
 		owner := ""
 		if w.Owner != "" {
@@ -123,8 +125,8 @@ func listPages(ctx context.Context, c *session.Call) (*answer, error) {
 
 func (t *toolset) session() server.ServerTool {
 	tool := mcp.NewTool("browser_session",
-		mcp.WithDescription("Browser status (pid, uptime, idle time left, relaunches), or close it now to start fresh."),
-		mcp.WithString("action", mcp.Enum("status", "close"), mcp.Description("default status")),
+		mcp.WithDescription("Browser status (pid, uptime, idle time left, relaunches, offline), or close it to start fresh."),
+		mcp.WithString("action", mcp.Enum("status", "close")),
 		mcp.WithRawOutputSchema(outputSchema("running:boolean", "pid:integer", "version:string", "uptimeMs:integer",
 			"idleTimeLeftMs:integer", "relaunches:integer", "profileDir:string", "pages:integer", "currentPage:string", "offline:boolean")),
 		annotations(false),

@@ -21,17 +21,15 @@ const (
 	maxResultBytes = 20 << 10
 )
 
-var pageIDOption = mcp.WithString("page_id", mcp.Description("Page id (p1…); default: current page"))
+var pageIDOption = mcp.WithString("page_id", mcp.Description("Default: current page"))
 
-func timeoutOption(what string) mcp.ToolOption {
-	return mcp.WithInteger("timeout_ms", mcp.Description(what+" timeout, ms (default 30000)"))
-}
+var timeoutOption = mcp.WithInteger("timeout_ms", mcp.Description("Default 30000"))
 
 // loadOptions are the parameters and schema shared by the tools that load a document.
-func loadOptions(what string) []mcp.ToolOption {
+func loadOptions() []mcp.ToolOption {
 	return []mcp.ToolOption{
 		mcp.WithString("wait_until", mcp.Enum(session.WaitUntilValues...), mcp.Description("default load")),
-		timeoutOption(what),
+		timeoutOption,
 		pageIDOption,
 		mcp.WithRawOutputSchema(outputSchema("url:string", "status:integer", "title:string", "page:string", "dialogs:array")),
 		annotations(false),
@@ -64,7 +62,7 @@ func (t *toolset) navigate() server.ServerTool {
 	tool := mcp.NewTool("browser_navigate", append([]mcp.ToolOption{
 		mcp.WithDescription("Load a URL in the page and wait for it. Starts Chrome on first use."),
 		mcp.WithString("url", mcp.Required(), mcp.Description("http(s), about:blank or data: URL")),
-	}, loadOptions("Navigation")...)...)
+	}, loadOptions()...)...)
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		a := newArgs(req.Params.Arguments, "url", "wait_until", "timeout_ms", "page_id")
 		rawURL := a.str("url", true)
@@ -89,8 +87,8 @@ func (t *toolset) navigate() server.ServerTool {
 func (t *toolset) reload() server.ServerTool {
 	tool := mcp.NewTool("browser_reload", append([]mcp.ToolOption{
 		mcp.WithDescription("Reload the page and wait for it."),
-		mcp.WithBoolean("ignore_cache", mcp.Description("Bypass the HTTP cache (default false)")),
-	}, loadOptions("Reload")...)...)
+		mcp.WithBoolean("ignore_cache"),
+	}, loadOptions()...)...)
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		a := newArgs(req.Params.Arguments, "ignore_cache", "wait_until", "timeout_ms", "page_id")
 		ignoreCache := a.boolean("ignore_cache", false)
@@ -138,13 +136,13 @@ func dialogLines(dialogs []session.Dialog) []string {
 
 func (t *toolset) screenshot() server.ServerTool {
 	tool := mcp.NewTool("browser_screenshot",
-		mcp.WithDescription("Capture the viewport, the full page or one element as an image."),
-		mcp.WithBoolean("full_page", mcp.Description("Whole scrollable page")),
+		mcp.WithDescription("Capture the viewport, the full page or one element."),
+		mcp.WithBoolean("full_page"),
 		mcp.WithString("selector", mcp.Description("CSS selector of one element")),
-		mcp.WithString("format", mcp.Enum("png", "jpeg", "webp"), mcp.Description("default png")),
-		mcp.WithInteger("quality", mcp.Description("jpeg/webp 0-100 (default 80)")),
-		mcp.WithInteger("max_width", mcp.Description("Downscale to this width (default 1280)")),
-		mcp.WithString("save_to", mcp.Description("Write to this path under the output dir instead of returning it")),
+		mcp.WithString("format", mcp.Enum("png", "jpeg", "webp")),
+		mcp.WithInteger("quality", mcp.Description("jpeg/webp, default 80")),
+		mcp.WithInteger("max_width", mcp.Description("Default 1280")),
+		mcp.WithString("save_to", mcp.Description("File under the output dir, instead of inline")),
 		pageIDOption,
 		mcp.WithRawOutputSchema(outputSchema("page:string", "format:string", "width:integer", "height:integer", "bytes:integer", "saved:string", "clipped:boolean")),
 		annotations(true),
@@ -236,11 +234,11 @@ func formatFromName(name string) string {
 
 func (t *toolset) eval() server.ServerTool {
 	tool := mcp.NewTool("browser_eval",
-		mcp.WithDescription("Evaluate JavaScript in the page (top-level await allowed) and return the result as JSON."),
-		mcp.WithString("expression", mcp.Required(), mcp.Description("JavaScript expression or statements")),
-		mcp.WithBoolean("await_promise", mcp.Description("Await a returned promise (default true)")),
+		mcp.WithDescription("Evaluate JavaScript (top-level await allowed); returns the result as JSON."),
+		mcp.WithString("expression", mcp.Required()),
+		mcp.WithBoolean("await_promise", mcp.Description("Default true")),
 		mcp.WithString("target", mcp.Description("page (default) or a worker id: sw1, w1")),
-		timeoutOption("Evaluation"),
+		timeoutOption,
 		pageIDOption,
 		mcp.WithRawOutputSchema(outputSchema("type:string", "result:any", "truncated:boolean", "size:integer", "dialogs:array")),
 		annotations(false),

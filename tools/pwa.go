@@ -17,9 +17,9 @@ const maxCacheURLs = 50
 
 func (t *toolset) setOffline() server.ServerTool {
 	tool := mcp.NewTool("browser_set_offline",
-		mcp.WithDescription("Offline on/off for every page, service worker and worker, now and later, until turned off."),
+		mcp.WithDescription("Offline on/off for every page, service worker and worker, now and later."),
 		mcp.WithBoolean("offline", mcp.Required()),
-		mcp.WithRawOutputSchema(outputSchema("offline:boolean", "covers:array")),
+		mcp.WithRawOutputSchema(outputSchema("offline:boolean", "covers:array", "notCovered:string")),
 		annotations(false),
 	)
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -45,20 +45,27 @@ func (t *toolset) setOffline() server.ServerTool {
 				summary: "Browser is " + state,
 				lines: []string{
 					line("Offline", offline),
-					line("Covers", strings.Join(covered, ", ")+" and every page, worker and frame opened later"),
+					line("Covers", strings.Join(covered, ", ")+" and every page, worker and frame opened later, and new service-worker registrations"),
+					line("Not covered", session.UpdateCheckLeak),
 				},
-				data: map[string]any{"offline": offline, "covers": covered},
+				data: setOfflineResult{Offline: offline, Covers: covered, NotCovered: session.UpdateCheckLeak},
 			}, nil
 		})
 	}}
 }
 
+type setOfflineResult struct {
+	Offline    bool     `json:"offline"`
+	Covers     []string `json:"covers"`
+	NotCovered string   `json:"notCovered"`
+}
+
 func (t *toolset) serviceWorkers() server.ServerTool {
 	actions := []string{"list", "update", "unregister", "skip_waiting", "stop", "caches"}
 	tool := mcp.NewTool("browser_service_workers",
-		mcp.WithDescription("Service worker registrations (scope, script, version, status, controlled pages), actions on one, or Cache Storage contents."),
-		mcp.WithString("action", mcp.Enum(actions...), mcp.Description("default list")),
-		mcp.WithString("scope", mcp.Description("Registration scope; default: the one covering the page")),
+		mcp.WithDescription("Service worker registrations (versions, status, controlled pages), actions on one, or Cache Storage."),
+		mcp.WithString("action", mcp.Enum(actions...)),
+		mcp.WithString("scope", mcp.Description("Default: the one covering the page")),
 		pageIDOption,
 		mcp.WithRawOutputSchema(outputSchema("registrations:array", "controlled:boolean", "caches:array")),
 		annotations(false),
@@ -157,9 +164,9 @@ func cachesAnswer(caches []session.Cache) *answer {
 
 func (t *toolset) networkSources() server.ServerTool {
 	tool := mcp.NewTool("browser_network_sources",
-		mcp.WithDescription("Where each response of the current page load came from: network, service-worker (with its cache-storage/network/http-cache source), disk-cache, memory-cache, prefetch-cache. Includes the service worker's own requests."),
-		mcp.WithInteger("limit", mcp.Description("Newest N (default 100)")),
-		mcp.WithBoolean("include_worker_requests", mcp.Description("default true")),
+		mcp.WithDescription("Where each response of the page load came from: network, service-worker (+ its source), disk-cache, memory-cache, prefetch-cache; plus the workers' own requests."),
+		mcp.WithInteger("limit", mcp.Description("Default 100")),
+		mcp.WithBoolean("include_worker_requests", mcp.Description("Default true")),
 		pageIDOption,
 		mcp.WithRawOutputSchema(outputSchema("page:string", "counts:object", "total:integer", "requests:array")),
 		annotations(true),

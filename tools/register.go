@@ -46,11 +46,11 @@ func (t *toolset) run(ctx context.Context, opts session.CallOptions, op func(con
 	return toResult(notices, a, err), nil
 }
 
-// annotations marks a tool read-only, or else as changing the browser without
-// destroying anything outside it.
+// annotations marks a tool read-only, or else leaves the hints unset: every
+// byte of tools/list is paid for by the model on every turn.
 func annotations(readOnly bool) mcp.ToolOption {
 	if readOnly {
 		return mcp.WithToolAnnotation(mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(true)})
 	}
-	return mcp.WithToolAnnotation(mcp.ToolAnnotation{DestructiveHint: mcp.ToBoolPtr(false)})
+	return mcp.WithToolAnnotation(mcp.ToolAnnotation{})
 }

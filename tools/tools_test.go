@@ -66,6 +66,7 @@ func TestResultsMatchOutputSchemas(t *testing.T) {
 		{"browser_screenshot", screenshotResult{Saved: "x", Clipped: true}},
 		{"browser_eval", evalResult{Truncated: true, Size: 1, Dialogs: []session.Dialog{{}}}},
 		{"browser_session", sessionResult{PID: 1, Version: "v", UptimeMS: 1, IdleTimeLeft: 1, ProfileDir: "d", CurrentPage: "p1"}},
+		{"browser_set_offline", setOfflineResult{Covers: []string{"p1"}}},
 	}
 	for _, tc := range full {
 		for field := range structOf(tc.v) {

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -278,5 +279,51 @@ func TestWorkersAreListedWithTheirPage(t *testing.T) {
 	structured := s.ok("browser_pages", nil).Structured["workers"].([]any)
 	if !slices.ContainsFunc(structured, func(w any) bool { return w.(map[string]any)["id"] == "w1" }) {
 		t.Errorf("structured workers: %v", structured)
+	}
+}
+
+func TestCrossSiteIframeIsWatchedAndGoesOffline(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	// localhost and 127.0.0.1 are different sites: the frame runs out of process.
+	frameURL := strings.Replace(fixture.page("/second.html"), "127.0.0.1", "localhost", 1)
+	page := "data:text/html," + url.PathEscape(fmt.Sprintf(`<title>host</title><iframe src=%q></iframe>`, frameURL))
+	s.ok("browser_navigate", map[string]any{"url": page})
+	var pages string
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(pages, " f1 iframe ") && time.Now().Before(deadline) {
+		pages = s.ok("browser_pages", nil).Text
+	}
+	if !strings.Contains(pages, "  f1 iframe "+frameURL+" of p1") {
+		t.Fatalf("the out-of-process iframe is not listed with its page:\n%s", pages)
+	}
+	off := s.ok("browser_set_offline", map[string]any{"offline": true})
+	if !strings.HasPrefix(field(off.Text, "Covers"), "f1, p1 ") {
+		t.Errorf("offline does not cover the frame:\n%s", off.Text)
+	}
+	mark := fixture.requestCount()
+	r := s.fails("browser_eval", map[string]any{"expression": "await fetch('/second.html?from=frame')", "target": "f1"}, "EVAL_EXCEPTION")
+	if !strings.Contains(r.Text, "Failed to fetch") {
+		t.Errorf("fetch in the frame while offline:\n%s", r.Text)
+	}
+	if seen, _ := fixture.requestsSince(mark); len(seen) > 0 {
+		t.Errorf("the server received requests while offline: %v", seen)
+	}
+}
+
+func TestNetworkSourcesFilters(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	installPWA(t, s)
+	pageOnly := s.ok("browser_network_sources", map[string]any{"include_worker_requests": false})
+	if strings.Contains(pageOnly.Text, "initiator: sw1") {
+		t.Errorf("include_worker_requests false still lists worker requests:\n%s", pageOnly.Text)
+	}
+	limited := s.ok("browser_network_sources", map[string]any{"limit": 2})
+	if !strings.Contains(limited.Text, "Showing the newest 2") || len(limited.Structured["requests"].([]any)) != 2 {
+		t.Errorf("limit 2:\n%s", limited.Text)
+	}
+	if total := limited.Structured["total"].(float64); total < 8 {
+		t.Errorf("total = %v, want all responses counted despite the limit", total)
 	}
 }

@@ -31,10 +31,20 @@ func (c *Call) Workers(ctx context.Context) []WorkerInfo {
 	if c.live == nil {
 		return nil
 	}
+	// A frame attaches before it has navigated: take URLs fresh from the browser.
+	urls := map[string]string{}
+	if targets, err := (proto.TargetGetTargets{}).Call(c.live.Conn.Session(ctx, "")); err == nil {
+		for _, t := range targets.TargetInfos {
+			urls[string(t.TargetID)] = t.URL
+		}
+	}
 	var regs []Registration
 	var out []WorkerInfo
 	for _, w := range c.live.attachedWorkers() {
 		info := WorkerInfo{ID: w.ID, Type: w.Type, URL: w.URL, TargetID: w.TargetID, Owner: c.pageIDOf(w.Owner)}
+		if u := urls[w.TargetID]; u != "" {
+			info.URL = u
+		}
 		if w.Type == TypeServiceWorker {
 			if regs == nil {
 				regs = c.ServiceWorkers(ctx)

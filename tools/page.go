@@ -45,11 +45,7 @@ func loadArgs(a *args) (until session.WaitUntil, timeout time.Duration, pageID s
 // load runs one document load on a page within timeout and answers with the navigation.
 func (t *toolset) load(ctx context.Context, opts session.CallOptions, pageID string, timeout time.Duration, summary string,
 	load func(ctx context.Context, c *session.Call, p *session.Page) (*session.Navigation, error)) (*mcp.CallToolResult, error) {
-	return t.run(ctx, opts, func(ctx context.Context, c *session.Call) (*answer, error) {
-		p, err := c.Page(ctx, pageID)
-		if err != nil {
-			return nil, err
-		}
+	return t.onPage(ctx, opts, pageID, func(ctx context.Context, c *session.Call, p *session.Page) (*answer, error) {
 		nav, err := withTimeout(ctx, timeout, func(ctx context.Context) (*session.Navigation, error) { return load(ctx, c, p) })
 		if err != nil {
 			return nil, err
@@ -169,11 +165,7 @@ func (t *toolset) screenshot() server.ServerTool {
 				return toResult(nil, nil, err), nil
 			}
 		}
-		return t.run(ctx, session.CallOptions{}, func(ctx context.Context, c *session.Call) (*answer, error) {
-			p, err := c.Page(ctx, pageID)
-			if err != nil {
-				return nil, err
-			}
+		return t.onPage(ctx, session.CallOptions{}, pageID, func(ctx context.Context, c *session.Call, p *session.Page) (*answer, error) {
 			shot, err := withTimeout(ctx, defaultTimeoutMS*time.Millisecond, func(ctx context.Context) (*session.Screenshot, error) {
 				return p.Screenshot(ctx, opts)
 			})

@@ -78,11 +78,7 @@ func (t *toolset) serviceWorkers() server.ServerTool {
 		if err := a.problem(); err != nil {
 			return toResult(nil, nil, err), nil
 		}
-		return t.run(ctx, session.CallOptions{}, func(ctx context.Context, c *session.Call) (*answer, error) {
-			p, err := c.Page(ctx, pageID)
-			if err != nil {
-				return nil, err
-			}
+		return t.onPage(ctx, session.CallOptions{}, pageID, func(ctx context.Context, c *session.Call, p *session.Page) (*answer, error) {
 			switch action {
 			case "list":
 				regs := c.ServiceWorkers(ctx)
@@ -179,11 +175,7 @@ func (t *toolset) networkSources() server.ServerTool {
 		if err := a.problem(); err != nil {
 			return toResult(nil, nil, err), nil
 		}
-		return t.run(ctx, session.CallOptions{}, func(ctx context.Context, c *session.Call) (*answer, error) {
-			p, err := c.Page(ctx, pageID)
-			if err != nil {
-				return nil, err
-			}
+		return t.onPage(ctx, session.CallOptions{}, pageID, func(ctx context.Context, c *session.Call, p *session.Page) (*answer, error) {
 			return sourcesAnswer(p, c.NetworkSources(p, includeWorkers), limit), nil
 		})
 	}}

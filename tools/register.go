@@ -46,6 +46,18 @@ func (t *toolset) run(ctx context.Context, opts session.CallOptions, op func(con
 	return toResult(notices, a, err), nil
 }
 
+// onPage runs op as one call on the page named by pageID (default: the current page).
+func (t *toolset) onPage(ctx context.Context, opts session.CallOptions, pageID string,
+	op func(context.Context, *session.Call, *session.Page) (*answer, error)) (*mcp.CallToolResult, error) {
+	return t.run(ctx, opts, func(ctx context.Context, c *session.Call) (*answer, error) {
+		p, err := c.Page(ctx, pageID)
+		if err != nil {
+			return nil, err
+		}
+		return op(ctx, c, p)
+	})
+}
+
 // annotations marks a tool read-only, or else leaves the hints unset: every
 // byte of tools/list is paid for by the model on every turn.
 func annotations(readOnly bool) mcp.ToolOption {

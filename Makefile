@@ -7,6 +7,9 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 
 .PHONY: build run test vet fmt-check unit e2e bench clean
 
+# The e2e tests start a real Vite dev server, installed from the committed lockfile.
+E2E_NODE := e2e/node_modules/.package-lock.json
+
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/chromekeeper
 
@@ -14,8 +17,11 @@ run: build
 	./$(BIN)
 
 # Everything CI runs: formatting, vet, unit tests and e2e tests (real Chromium), all with -race.
-test: fmt-check vet
+test: fmt-check vet $(E2E_NODE)
 	$(GO) test -race -count=1 -timeout 12m ./...
+
+$(E2E_NODE): e2e/package.json e2e/package-lock.json
+	cd e2e && npm ci --no-audit --no-fund
 
 vet:
 	$(GO) vet ./...
@@ -26,11 +32,11 @@ fmt-check:
 unit:
 	$(GO) test -race -count=1 ./browser/... ./session/... ./tools/... ./internal/...
 
-e2e:
+e2e: $(E2E_NODE)
 	$(GO) test -race -count=1 ./e2e/...
 
 # Latency and footprint against the real binary; prints a table.
-bench:
+bench: $(E2E_NODE)
 	$(GO) test -count=1 -run '^TestBenchmarkTable$$' -v -timeout 20m ./e2e/ -args -bench-table
 
 clean:

@@ -526,7 +526,7 @@ func refusedURL(t *testing.T) string {
 // toolNames are the tools, the six core tools of issue 2 first.
 var toolNames = []string{
 	"browser_navigate", "browser_reload", "browser_screenshot", "browser_eval", "browser_pages", "browser_session",
-	"browser_set_offline", "browser_service_workers", "browser_network_sources",
+	"browser_set_offline", "browser_service_workers", "browser_network_sources", "browser_console_logs",
 }
 
 func decodeImage(t *testing.T, c mcp.ImageContent) image.Image {

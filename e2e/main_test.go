@@ -143,6 +143,7 @@ self.addEventListener("activate", (event) => {
   event.waitUntil(self.clients.claim());
 });
 self.addEventListener("fetch", (event) => {
+  console.log("sw fetch", new URL(event.request.url).pathname);
   event.respondWith(caches.match(event.request).then((hit) => hit || fetch(event.request)));
 });
 `
@@ -160,6 +161,18 @@ func (f *fixtures) requestCount() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.seen)
+}
+
+// privateFixtures starts a fixture server of the test's own: a test that
+// counts the requests a server receives must not see its neighbours'.
+func privateFixtures(t *testing.T) *fixtures {
+	t.Helper()
+	f, err := startFixtures("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.close)
+	return f
 }
 
 // page returns the URL of a fixture path.

@@ -14,12 +14,12 @@ import (
 // control, and reloads so that the page is served by it.
 func installPWA(t *testing.T, s *server) {
 	t.Helper()
-	installPWAAt(t, s, "/pwa/")
+	installPWAAt(t, s, fixture.page("/pwa/"))
 }
 
-func installPWAAt(t *testing.T, s *server, base string) {
+func installPWAAt(t *testing.T, s *server, url string) {
 	t.Helper()
-	s.ok("browser_navigate", map[string]any{"url": fixture.page(base)})
+	s.ok("browser_navigate", map[string]any{"url": url})
 	s.ok("browser_eval", map[string]any{"expression": "await window.swReady; 'ready'"})
 	s.ok("browser_reload", nil)
 	waitForData(t, s, "hello from the API")
@@ -37,9 +37,13 @@ func waitForData(t *testing.T, s *server, text string) {
 	}
 }
 
-// sourceLine returns the network_sources line for a URL path and initiator
-// ("" for the page itself).
+// sourceLine returns the network_sources line for a URL path of the shared
+// fixture server and an initiator ("" for the page itself).
 func sourceLine(text, path, initiator string) string {
+	return sourceLineOf(fixture, text, path, initiator)
+}
+
+func sourceLineOf(f *fixtures, text, path, initiator string) string {
 	for _, l := range strings.Split(text, "\n") {
 		fields := strings.Fields(l)
 		url := ""
@@ -48,7 +52,7 @@ func sourceLine(text, path, initiator string) string {
 				url = f
 			}
 		}
-		if url != fixture.page(path) {
+		if url != f.page(path) {
 			continue
 		}
 		if (initiator == "" && !strings.Contains(l, "initiator:")) || (initiator != "" && strings.HasSuffix(l, "initiator: "+initiator)) {
@@ -141,10 +145,11 @@ func TestReloadServesCacheableAssetsFromTheHTTPCache(t *testing.T) {
 
 func TestOfflineCoversTheServiceWorkerAndReachesNoServer(t *testing.T) {
 	t.Parallel()
+	f := privateFixtures(t)
 	s := startServer(t)
-	installPWA(t, s)
+	installPWAAt(t, s, f.page("/pwa/"))
 
-	mark := fixture.requestCount()
+	mark := f.requestCount()
 	off := s.ok("browser_set_offline", map[string]any{"offline": true})
 	if field(off.Text, "Offline") != "true" || !strings.HasPrefix(field(off.Text, "Covers"), "p1, sw1 ") {
 		t.Errorf("set_offline answer:\n%s", off.Text)
@@ -173,10 +178,10 @@ func TestOfflineCoversTheServiceWorkerAndReachesNoServer(t *testing.T) {
 	}
 	s.fails("browser_service_workers", map[string]any{"action": "update"}, "INVALID_INPUT")
 	src := s.ok("browser_network_sources", nil)
-	if l := sourceLine(src.Text, "/pwa/api/live.json", "sw1"); !strings.Contains(l, "net::ERR_INTERNET_DISCONNECTED") {
+	if l := sourceLineOf(f, src.Text, "/pwa/api/live.json", "sw1"); !strings.Contains(l, "net::ERR_INTERNET_DISCONNECTED") {
 		t.Errorf("the worker's request for live.json: %q\n%s", l, src.Text)
 	}
-	if seen, _ := fixture.requestsSince(mark); len(seen) > 0 {
+	if seen, _ := f.requestsSince(mark); len(seen) > 0 {
 		t.Errorf("the server received %d requests while offline: %v", len(seen), seen)
 	}
 
@@ -192,19 +197,20 @@ func TestOfflineCoversTheServiceWorkerAndReachesNoServer(t *testing.T) {
 
 func TestOfflineHoldsInPagesOpenedLater(t *testing.T) {
 	t.Parallel()
+	f := privateFixtures(t)
 	s := startServer(t)
-	installPWA(t, s)
+	installPWAAt(t, s, f.page("/pwa/"))
 	s.ok("browser_set_offline", map[string]any{"offline": true})
-	mark := fixture.requestCount()
+	mark := f.requestCount()
 
-	opened := s.ok("browser_pages", map[string]any{"action": "new", "url": fixture.page("/pwa/")})
+	opened := s.ok("browser_pages", map[string]any{"action": "new", "url": f.page("/pwa/")})
 	if field(opened.Text, "Title") != "fixture PWA" {
 		t.Errorf("a new page of the PWA while offline:\n%s", opened.Text)
 	}
 	waitForData(t, s, "hello from the API")
 	s.fails("browser_eval", map[string]any{"expression": "await fetch('api/live.json?from=p2')"}, "EVAL_EXCEPTION")
-	s.fails("browser_pages", map[string]any{"action": "new", "url": fixture.page("/second.html")}, "NAVIGATION_FAILED")
-	if seen, _ := fixture.requestsSince(mark); len(seen) > 0 {
+	s.fails("browser_pages", map[string]any{"action": "new", "url": f.page("/second.html")}, "NAVIGATION_FAILED")
+	if seen, _ := f.requestsSince(mark); len(seen) > 0 {
 		t.Errorf("the server received requests while offline: %v", seen)
 	}
 	if st := s.status(); st.Structured["offline"] != true {
@@ -215,7 +221,7 @@ func TestOfflineHoldsInPagesOpenedLater(t *testing.T) {
 func TestServiceWorkerActionsTakeEffect(t *testing.T) {
 	t.Parallel() // the only test of /pwa-update/, whose worker version it bumps
 	s := startServer(t)
-	installPWAAt(t, s, "/pwa-update/")
+	installPWAAt(t, s, fixture.page("/pwa-update/"))
 
 	caches := s.ok("browser_service_workers", map[string]any{"action": "caches"})
 	if !strings.Contains(caches.Text, `Cache "shell-v1": 5 entries`) || !strings.Contains(caches.Text, "  "+fixture.page("/pwa-update/api/data.json")) {
@@ -284,9 +290,10 @@ func TestWorkersAreListedWithTheirPage(t *testing.T) {
 
 func TestCrossSiteIframeIsWatchedAndGoesOffline(t *testing.T) {
 	t.Parallel()
+	f := privateFixtures(t)
 	s := startServer(t)
 	// localhost and 127.0.0.1 are different sites: the frame runs out of process.
-	frameURL := strings.Replace(fixture.page("/second.html"), "127.0.0.1", "localhost", 1)
+	frameURL := strings.Replace(f.page("/second.html"), "127.0.0.1", "localhost", 1)
 	page := "data:text/html," + url.PathEscape(fmt.Sprintf(`<title>host</title><iframe src=%q></iframe>`, frameURL))
 	s.ok("browser_navigate", map[string]any{"url": page})
 	var pages string
@@ -301,12 +308,12 @@ func TestCrossSiteIframeIsWatchedAndGoesOffline(t *testing.T) {
 	if !strings.HasPrefix(field(off.Text, "Covers"), "f1, p1 ") {
 		t.Errorf("offline does not cover the frame:\n%s", off.Text)
 	}
-	mark := fixture.requestCount()
+	mark := f.requestCount()
 	r := s.fails("browser_eval", map[string]any{"expression": "await fetch('/second.html?from=frame')", "target": "f1"}, "EVAL_EXCEPTION")
 	if !strings.Contains(r.Text, "Failed to fetch") {
 		t.Errorf("fetch in the frame while offline:\n%s", r.Text)
 	}
-	if seen, _ := fixture.requestsSince(mark); len(seen) > 0 {
+	if seen, _ := f.requestsSince(mark); len(seen) > 0 {
 		t.Errorf("the server received requests while offline: %v", seen)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ type liveBrowser struct {
 	log      *zap.Logger
 	settings *settings
 	sw       *swRegistry
+	hmr      []*regexp.Regexp
 
 	mu       sync.Mutex
 	pages    []*Page   // attached pages in attach order
@@ -40,12 +42,12 @@ type liveBrowser struct {
 	hung     string // why a call gave up on this browser, if it did
 }
 
-func startLive(ctx context.Context, starter browser.Starter, reuse *browser.Profile, st *settings, log *zap.Logger) (*liveBrowser, error) {
-	b, err := starter.Start(ctx, reuse)
+func startLive(ctx context.Context, cfg Config, reuse *browser.Profile, st *settings) (*liveBrowser, error) {
+	b, err := cfg.Starter.Start(ctx, reuse)
 	if err != nil {
 		return nil, err
 	}
-	lb := &liveBrowser{Browser: b, log: log, settings: st, sw: newSWRegistry(),
+	lb := &liveBrowser{Browser: b, log: cfg.Log, settings: st, sw: newSWRegistry(), hmr: cfg.HMRPatterns,
 		counters: map[string]int{}, changed: make(chan struct{})}
 	b.Conn.Handle("", lb.onBrowserEvent)
 	if err := autoAttach.Call(b.Conn.Session(ctx, "")); err != nil {
@@ -124,7 +126,7 @@ func (lb *liveBrowser) attach(ev proto.TargetAttachedToTarget, owner string) {
 	sessionID, info := string(ev.SessionID), ev.TargetInfo
 	typ := string(info.Type)
 	if typ == string(proto.TargetTargetInfoTypePage) {
-		p := newPage(lb.Conn, lb.log, info, sessionID)
+		p := newPage(lb.Conn, lb.log, lb.hmr, info, sessionID)
 		lb.Conn.Handle(sessionID, func(e browser.Event) { lb.onPageEvent(p, e) })
 		lb.update(func() { lb.pages = append(lb.pages, p) })
 		go p.configure(lb.settings, ev.WaitingForDebugger)
@@ -150,6 +152,10 @@ func (lb *liveBrowser) attach(ev proto.TargetAttachedToTarget, owner string) {
 			lb.onTargetEvent(e, w.Owner)
 			return
 		}
+		if m, ok := parseConsole(e.Method, e.Params, w.ID); ok {
+			lb.routeConsole(w, m)
+			return
+		}
 		w.onEvent(e)
 	})
 	go lb.configureWorker(w, ev.WaitingForDebugger)
@@ -164,6 +170,34 @@ func (lb *liveBrowser) release(sessionID string, waiting bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
 	defer cancel()
 	_ = proto.TargetDetachFromTarget{SessionID: proto.TargetSessionID(sessionID)}.Call(lb.Conn.Session(ctx, ""))
+}
+
+// routeConsole gives a worker's message to the pages it belongs to: its
+// owner, or for a service or shared worker every page it serves.
+func (lb *liveBrowser) routeConsole(w *Worker, m ConsoleMessage) {
+	for _, p := range lb.attachedPages() {
+		if w.Owner == p.TargetID || w.Owner == "" && lb.serves(w, p.URL()) {
+			p.addConsole(m, false)
+		}
+	}
+}
+
+// serves reports whether a service or shared worker belongs to a page: by
+// the service worker's scope once the registry knows it, else by origin.
+func (lb *liveBrowser) serves(w *Worker, pageURL string) bool {
+	w.mu.Lock()
+	scope := w.scope
+	w.mu.Unlock()
+	if scope == "" && w.Type == TypeServiceWorker {
+		scope = lb.sw.scopeOf(w.TargetID)
+		w.mu.Lock()
+		w.scope = scope
+		w.mu.Unlock()
+	}
+	if scope != "" {
+		return strings.HasPrefix(pageURL, scope)
+	}
+	return sameOrigin(w.URL, pageURL)
 }
 
 // onPageEvent routes a page session's events: its child targets to the
@@ -187,7 +221,11 @@ func (lb *liveBrowser) configureWorker(w *Worker, waiting bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
 	defer cancel()
 	c := w.cdp(ctx)
-	steps := []func() error{func() error { return proto.NetworkEnable{}.Call(c) }}
+	steps := []func() error{
+		func() error { return proto.NetworkEnable{}.Call(c) },
+		func() error { return proto.RuntimeEnable{}.Call(c) },
+		func() error { _ = proto.LogEnable{}.Call(c); return nil }, // not every worker has a Log domain
+	}
 
 	if w.Type == TypeIframe {
 		steps = append(steps, func() error { return autoAttach.Call(c) })

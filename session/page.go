@@ -3,7 +3,9 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"sync"
+	"time"
 
 	"github.com/go-rod/rod/lib/proto"
 	"go.uber.org/zap"
@@ -35,7 +37,9 @@ type Page struct {
 
 	ready chan struct{} // closed once domains are enabled and the page runs
 
-	net netLog
+	net         netLog
+	console     consoleBuffer
+	hmrPatterns []*regexp.Regexp
 
 	mu      sync.Mutex
 	url     string
@@ -46,6 +50,23 @@ type Page struct {
 	closed  bool
 	dialogs []Dialog
 	changed chan struct{} // closed and replaced on every state change
+
+	// Freshness of the console: a cross-document navigation or reload of
+	// the main frame starts a new epoch; a hot update bumps the HMR
+	// generation within it; SPA navigations are only counted.
+	epoch       int
+	epochLoader string
+	epochStart  time.Time
+	epochCause  string            // navigation, reload, back/forward
+	pendingNav  map[string]string // loader id → navigation type, until it commits
+	hmrGen      int
+	hmrLast     time.Time
+	hmrMatch    time.Time // last line that matched an HMR pattern
+	wsFrameAt   time.Time // last WebSocket frame the page received (a dev server's update push)
+	wsFrameSeq  int64     // the console's last seq when it arrived
+	spaCount    int
+	spaLast     string
+	lastQuery   *consoleQueryMark
 }
 
 // loaderState is what the page's events said about one document.
@@ -62,16 +83,19 @@ type Dialog struct {
 	Message string `json:"message"`
 }
 
-func newPage(conn *browser.Conn, log *zap.Logger, info *proto.TargetTargetInfo, sessionID string) *Page {
+func newPage(conn *browser.Conn, log *zap.Logger, hmr []*regexp.Regexp, info *proto.TargetTargetInfo, sessionID string) *Page {
 	return &Page{
-		TargetID:  string(info.TargetID),
-		sessionID: sessionID,
-		conn:      conn,
-		log:       log,
-		url:       info.URL,
-		title:     info.Title,
-		ready:     make(chan struct{}),
-		changed:   make(chan struct{}),
+		TargetID:    string(info.TargetID),
+		sessionID:   sessionID,
+		conn:        conn,
+		log:         log,
+		hmrPatterns: hmr,
+		url:         info.URL,
+		title:       info.Title,
+		ready:       make(chan struct{}),
+		changed:     make(chan struct{}),
+		epochStart:  time.Now(),
+		pendingNav:  map[string]string{},
 	}
 }
 
@@ -89,6 +113,8 @@ func (p *Page) configure(st *settings, waiting bool) {
 	c := p.cdp(ctx)
 	err := runConcurrently([]func() error{
 		func() error { return proto.PageEnable{}.Call(c) },
+		func() error { return proto.RuntimeEnable{}.Call(c) },
+		func() error { return proto.LogEnable{}.Call(c) },
 		func() error { return proto.PageSetLifecycleEventsEnabled{Enabled: true}.Call(c) },
 		func() error { return proto.NetworkEnable{}.Call(c) },
 		func() error { return proto.ServiceWorkerEnable{}.Call(c) },
@@ -135,6 +161,20 @@ func (p *Page) onEvent(e browser.Event) {
 				p.loaderLocked(string(ev.LoaderID)).lifecycle[string(ev.Name)] = true
 			})
 		}
+	case "Page.frameStartedNavigating":
+		var ev struct {
+			FrameID        string `json:"frameId"`
+			LoaderID       string `json:"loaderId"`
+			NavigationType string `json:"navigationType"`
+		}
+		if p.decode(e, &ev) && ev.FrameID == p.TargetID {
+			p.update(func() {
+				if len(p.pendingNav) > maxLoaders {
+					clear(p.pendingNav)
+				}
+				p.pendingNav[ev.LoaderID] = ev.NavigationType
+			})
+		}
 	case "Page.frameNavigated":
 		var ev proto.PageFrameNavigated
 		if p.decode(e, &ev) && ev.Frame != nil && ev.Frame.ParentID == "" {
@@ -143,12 +183,28 @@ func (p *Page) onEvent(e browser.Event) {
 				p.loader = string(ev.Frame.LoaderID)
 				p.loaderLocked(p.loader)
 				p.crashed = false // a new document runs in a live renderer
+				if p.loader != p.epochLoader {
+					p.startEpochLocked()
+				}
 			})
 		}
 	case "Page.navigatedWithinDocument":
 		var ev proto.PageNavigatedWithinDocument
 		if p.decode(e, &ev) && string(ev.FrameID) == p.TargetID {
-			p.update(func() { p.url = ev.URL })
+			p.update(func() {
+				p.url = ev.URL
+				p.spaCount++
+				p.spaLast = ev.URL
+			})
+		}
+	case "Network.webSocketFrameReceived":
+		seq := p.console.lastSeq()
+		p.mu.Lock()
+		p.wsFrameAt, p.wsFrameSeq = time.Now(), seq
+		p.mu.Unlock()
+	case "Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Log.entryAdded":
+		if m, ok := parseConsole(e.Method, e.Params, "page"); ok {
+			p.addConsole(m, true)
 		}
 	case "Network.responseReceived":
 		var ev proto.NetworkResponseReceived
@@ -170,6 +226,59 @@ func (p *Page) onEvent(e browser.Event) {
 			go p.answerDialog(ev)
 		}
 	}
+}
+
+// startEpochLocked begins a new console epoch for the document that just
+// committed; p.mu is held.
+func (p *Page) startEpochLocked() {
+	p.epoch++
+	p.epochLoader = p.loader
+	p.epochStart = time.Now()
+	switch p.pendingNav[p.loader] {
+	case "reload", "reloadBypassingCache":
+		p.epochCause = "reload"
+	case "historyDifferentDocument", "backForward":
+		p.epochCause = "back/forward"
+	default:
+		p.epochCause = "navigation"
+	}
+	delete(p.pendingNav, p.loader)
+	p.hmrGen, p.hmrLast, p.spaCount, p.spaLast = 0, time.Time{}, 0, ""
+}
+
+// addConsole stores a message of the page or of one of its workers, tagged
+// with the page's epoch and HMR generation. A page line that matches an HMR
+// pattern bumps the generation, unless it belongs to the same burst.
+//
+// Dev servers print their "updated" line after the new modules ran (Vite
+// logs "[vite] hot updated" after the module re-executed), so the update
+// began earlier: at the WebSocket frame that pushed it, when one arrived
+// shortly before. Messages since that frame move to the new generation.
+func (p *Page) addConsole(m ConsoleMessage, fromPage bool) {
+	p.mu.Lock()
+	if fromPage && p.isHMR(m.Text) {
+		now := time.Now()
+		if now.Sub(p.hmrMatch) > hmrBurst {
+			p.hmrGen++
+			p.hmrLast = now
+			if now.Sub(p.wsFrameAt) < hmrPushWindow {
+				p.console.retag(p.wsFrameSeq, p.epoch, p.hmrGen)
+			}
+		}
+		p.hmrMatch = now
+	}
+	m.Epoch, m.HMR = p.epoch, p.hmrGen
+	p.mu.Unlock()
+	p.console.add(m)
+}
+
+func (p *Page) isHMR(text string) bool {
+	for _, re := range p.hmrPatterns {
+		if re.MatchString(text) {
+			return true
+		}
+	}
+	return false
 }
 
 // answerDialog accepts every dialog (alert, confirm, prompt with its default

@@ -392,8 +392,12 @@ func serves(regs []Registration, targetID, scriptURL, pageURL string) bool {
 			}
 		}
 	}
-	a, errA := url.Parse(scriptURL)
-	b, errB := url.Parse(pageURL)
+	return sameOrigin(scriptURL, pageURL)
+}
+
+func sameOrigin(x, y string) bool {
+	a, errA := url.Parse(x)
+	b, errB := url.Parse(y)
 	return errA == nil && errB == nil && a.Scheme == b.Scheme && a.Host == b.Host
 }
 

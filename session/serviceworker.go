@@ -128,6 +128,18 @@ func (r *swRegistry) snapshot() []Registration {
 	return out
 }
 
+// scopeOf returns the scope of the registration whose version runs in a target, or "".
+func (r *swRegistry) scopeOf(targetID string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range r.versions {
+		if v.TargetID == targetID {
+			return r.registrations[v.registrationID].Scope
+		}
+	}
+	return ""
+}
+
 // stopped reports whether the version running in a target is known to be stopped.
 func (r *swRegistry) stopped(targetID string) bool {
 	r.mu.Lock()

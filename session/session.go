@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,8 @@ type Config struct {
 	Starter browser.Starter
 	// IdleTimeout closes a browser after this long without a call (default 5m).
 	IdleTimeout time.Duration
+	// HMRPatterns recognize hot updates in console lines (see CompileHMRPatterns).
+	HMRPatterns []*regexp.Regexp
 	Log         *zap.Logger
 }
 
@@ -74,7 +77,11 @@ func newSession(id string, cfg Config) *Session {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Session{ID: id, cfg: cfg, log: cfg.Log.With(zap.String("session", id)), pages: map[string]*Page{}}
+	if cfg.HMRPatterns == nil {
+		cfg.HMRPatterns, _ = CompileHMRPatterns(nil)
+	}
+	cfg.Log = cfg.Log.With(zap.String("session", id))
+	return &Session{ID: id, cfg: cfg, log: cfg.Log, pages: map[string]*Page{}}
 }
 
 // CallOptions tell Do what kind of call it runs.
@@ -263,7 +270,7 @@ func (s *Session) launchLocked(ctx context.Context, c *Call) (*liveBrowser, erro
 // startWithPage starts a browser (on profile, or a fresh one when nil) and
 // returns it with its first page.
 func (s *Session) startWithPage(ctx context.Context, profile *browser.Profile) (*liveBrowser, *Page, error) {
-	live, err := startLive(ctx, s.cfg.Starter, profile, &s.settings, s.log)
+	live, err := startLive(ctx, s.cfg, profile, &s.settings)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -45,6 +45,7 @@ type Worker struct {
 
 	mu     sync.Mutex
 	closed bool
+	scope  string // a service worker's registration scope, once known
 
 	net netLog
 }

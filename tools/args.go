@@ -83,6 +83,31 @@ func (a *args) str(name string, required bool) string {
 	return s
 }
 
+// strs returns a list-of-strings argument; one string is a list of one.
+func (a *args) strs(name string) []string {
+	v, ok := a.values[name]
+	if !ok || v == nil {
+		return nil
+	}
+	switch list := v.(type) {
+	case string:
+		return []string{list}
+	case []any:
+		out := make([]string, 0, len(list))
+		for _, item := range list {
+			s, ok := item.(string)
+			if !ok {
+				a.fail("%s must be a list of strings, got %T in it", name, item)
+				return nil
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	a.fail("%s must be a list of strings, got %T", name, v)
+	return nil
+}
+
 // boolean returns a boolean argument, or def when absent.
 func (a *args) boolean(name string, def bool) bool {
 	v, ok := a.values[name]

@@ -28,6 +28,7 @@ func All(sessions Sessions, policy Policy) []server.ServerTool {
 		t.setOffline(),
 		t.serviceWorkers(),
 		t.networkSources(),
+		t.consoleLogs(),
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ type config struct {
 	logLevel      string
 	outputDir     string
 	allowFileURLs bool
+	hmrPatterns   []string
 	version       bool
 }
 
@@ -35,6 +37,7 @@ var envNames = map[string]string{
 	"log-level":       "LOG_LEVEL",
 	"output-dir":      "CHROMEKEEPER_OUTPUT_DIR",
 	"allow-file-urls": "CHROMEKEEPER_ALLOW_FILE_URLS",
+	"hmr-pattern":     "CHROMEKEEPER_HMR_PATTERNS",
 }
 
 func parseConfig(args []string, stderr io.Writer) (*config, error) {
@@ -47,6 +50,18 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
 	fs.StringVar(&cfg.outputDir, "output-dir", filepath.Join(os.TempDir(), "chromekeeper-output"), "the only directory tools write files under (screenshots with save_to)")
 	fs.BoolVar(&cfg.allowFileURLs, "allow-file-urls", false, "allow navigating to file: URLs")
+	fs.Func("hmr-pattern", "extra regular expression for a console line that means a hot update (repeatable; the environment variable takes one per line)", func(value string) error {
+		for _, p := range strings.Split(value, "\n") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			if _, err := regexp.Compile(p); err != nil {
+				return err
+			}
+			cfg.hmrPatterns = append(cfg.hmrPatterns, p)
+		}
+		return nil
+	})
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: chromekeeper [flags]\n\nAn MCP server (stdio) that gives an agent a real headless Chrome.\n\nFlags (each also read from the environment variable shown):\n")

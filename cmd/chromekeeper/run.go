@@ -42,9 +42,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer func() { _ = logger.Sync() }()
 
+	hmr, err := session.CompileHMRPatterns(cfg.hmrPatterns)
+	if err != nil {
+		return usageError{err}
+	}
 	sessions := session.NewManager(session.Config{
 		Starter:     &browser.Launcher{ChromePath: cfg.chromePath, Headed: cfg.headed, Log: logger},
 		IdleTimeout: cfg.idleTimeout,
+		HMRPatterns: hmr,
 		Log:         logger,
 	})
 	defer browser.StopGuard()

@@ -43,7 +43,8 @@ type ConsoleMessage struct {
 	Level  string    `json:"level"`
 	Kind   string    `json:"kind"` // console, exception, log
 	Text   string    `json:"text"`
-	Source string    `json:"source"` // page, sw1, w1, f1
+	Args   []string  `json:"args,omitempty"` // each argument formatted, when there are several
+	Source string    `json:"source"`         // page, sw1, w1, f1
 	URL    string    `json:"url,omitempty"`
 	Line   int       `json:"line,omitempty"`
 	Column int       `json:"column,omitempty"`
@@ -247,6 +248,9 @@ func parseConsole(method string, params json.RawMessage, source string) (Console
 			parts[i] = a.format()
 		}
 		m.Kind, m.Text = "console", strings.Join(parts, " ")
+		if len(parts) > 1 {
+			m.Args = parts
+		}
 		m.Level = levelOr(consoleLevel[ev.Type], "log")
 		if ev.StackTrace != nil && len(ev.StackTrace.CallFrames) > 0 {
 			top := ev.StackTrace.CallFrames[0]

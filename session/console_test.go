@@ -37,6 +37,9 @@ func TestParseConsoleFormatsArgumentsLikeDevTools(t *testing.T) {
 			t.Errorf("%s: got %s %q, want %s %q", tc.name, m.Level, m.Text, tc.level, tc.text)
 		}
 	}
+	if m, _ := parseConsole("Runtime.consoleAPICalled", json.RawMessage(cases[0].params), "page"); len(m.Args) != 2 || m.Args[1] != "3" {
+		t.Errorf("formatted arguments = %q", m.Args)
+	}
 	m, _ := parseConsole("Runtime.exceptionThrown", json.RawMessage(cases[6].params), "page")
 	if m.Location() != "http://x/a.js:3:5" || len(m.Stack) != 1 || m.Stack[0] != "at f (http://x/a.js:3:5)" {
 		t.Errorf("exception location %q stack %q", m.Location(), m.Stack)

@@ -295,6 +295,7 @@ func parseConsole(method string, params json.RawMessage, source string) (Console
 	}
 	if len(m.Text) > maxMessageText {
 		m.Text = strings.ToValidUTF8(m.Text[:maxMessageText], "") + fmt.Sprintf("… [%d bytes]", len(m.Text))
+		m.Args = nil // as large as the text
 	}
 	return m, true
 }

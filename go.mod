@@ -7,6 +7,7 @@ require (
 	github.com/mark3labs/mcp-go v1.2.1
 	go.uber.org/zap v1.28.0
 	golang.org/x/image v0.47.0
+	golang.org/x/net v0.62.0
 )
 
 require (

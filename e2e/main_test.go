@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/net/websocket"
 
 	"github.com/chromekeeper/chromekeeper/internal/leakcheck"
 )
@@ -111,6 +113,23 @@ func startFixtures(dir string) (*fixtures, error) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, "<title>slow %d</title><p>waited %d ms</p>", ms, ms)
 	})
+	mux.HandleFunc("/api/echo", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Set-Cookie", "session=abc123")
+		fmt.Fprintf(w, `{"method":%q,"query":%q,"body":%q}`, r.Method, r.URL.RawQuery, body)
+	})
+	mux.HandleFunc("/api/big", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, strings.Repeat("0123456789", 5000)) // 50 KB
+	})
+	mux.Handle("/ws", websocket.Handler(func(ws *websocket.Conn) {
+		var msg string
+		if websocket.Message.Receive(ws, &msg) == nil {
+			_ = websocket.Message.Send(ws, "echo: "+msg)
+		}
+		_, _ = io.Copy(io.Discard, ws) // until the client closes
+	}))
 	mux.HandleFunc("/missing", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusNotFound)
@@ -208,6 +227,9 @@ func startServerWith(t *testing.T, clientOpts []client.ClientOption, args ...str
 		t.Fatalf("start chromekeeper: %v", err)
 	}
 	s.client = client.NewClient(tr, clientOpts...)
+	if err := s.client.Start(context.Background()); err != nil { // installs the notification handler
+		t.Fatalf("start client: %v", err)
+	}
 	t.Cleanup(func() {
 		s.stop()
 		if t.Failed() {

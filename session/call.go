@@ -178,6 +178,9 @@ func (c *Call) Pages(ctx context.Context) ([]PageInfo, error) {
 	return list, nil
 }
 
+// Running reports whether the call has a browser.
+func (c *Call) Running() bool { return c.live != nil }
+
 // Status describes the session's browser.
 type Status struct {
 	Running      bool

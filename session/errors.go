@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-rod/rod/lib/cdp"
+
 	"github.com/chromekeeper/chromekeeper/browser"
 )
 
@@ -46,6 +48,15 @@ func (e *Error) Unwrap() error { return e.cause }
 // Errorf returns an *Error with a formatted message.
 func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// protocolMessage is the message of a CDP error, or the error's text.
+func protocolMessage(err error) string {
+	var protocolErr *cdp.Error
+	if errors.As(err, &protocolErr) {
+		return protocolErr.Message
+	}
+	return err.Error()
 }
 
 // AsError classifies any error into an *Error: an *Error passes through,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +31,7 @@ type liveBrowser struct {
 	log      *zap.Logger
 	settings *settings
 	sw       *swRegistry
-	hmr      []*regexp.Regexp
+	observe  observeConfig
 
 	mu       sync.Mutex
 	pages    []*Page   // attached pages in attach order
@@ -42,12 +41,12 @@ type liveBrowser struct {
 	hung     string // why a call gave up on this browser, if it did
 }
 
-func startLive(ctx context.Context, cfg Config, reuse *browser.Profile, st *settings) (*liveBrowser, error) {
+func startLive(ctx context.Context, cfg Config, reuse *browser.Profile, st *settings, observe observeConfig) (*liveBrowser, error) {
 	b, err := cfg.Starter.Start(ctx, reuse)
 	if err != nil {
 		return nil, err
 	}
-	lb := &liveBrowser{Browser: b, log: cfg.Log, settings: st, sw: newSWRegistry(), hmr: cfg.HMRPatterns,
+	lb := &liveBrowser{Browser: b, log: cfg.Log, settings: st, sw: newSWRegistry(), observe: observe,
 		counters: map[string]int{}, changed: make(chan struct{})}
 	b.Conn.Handle("", lb.onBrowserEvent)
 	if err := autoAttach.Call(b.Conn.Session(ctx, "")); err != nil {
@@ -126,7 +125,7 @@ func (lb *liveBrowser) attach(ev proto.TargetAttachedToTarget, owner string) {
 	sessionID, info := string(ev.SessionID), ev.TargetInfo
 	typ := string(info.Type)
 	if typ == string(proto.TargetTargetInfoTypePage) {
-		p := newPage(lb.Conn, lb.log, lb.hmr, info, sessionID)
+		p := newPage(lb.Conn, lb.log, lb.observe, info, sessionID)
 		lb.Conn.Handle(sessionID, func(e browser.Event) { lb.onPageEvent(p, e) })
 		lb.update(func() { lb.pages = append(lb.pages, p) })
 		go p.configure(lb.settings, ev.WaitingForDebugger)
@@ -152,11 +151,8 @@ func (lb *liveBrowser) attach(ev proto.TargetAttachedToTarget, owner string) {
 			lb.onTargetEvent(e, w.Owner)
 			return
 		}
-		if m, ok := parseConsole(e.Method, e.Params, w.ID); ok {
-			lb.routeConsole(w, m)
-			return
-		}
 		w.onEvent(e)
+		lb.routeEvent(w, e)
 	})
 	go lb.configureWorker(w, ev.WaitingForDebugger)
 }
@@ -172,12 +168,13 @@ func (lb *liveBrowser) release(sessionID string, waiting bool) {
 	_ = proto.TargetDetachFromTarget{SessionID: proto.TargetSessionID(sessionID)}.Call(lb.Conn.Session(ctx, ""))
 }
 
-// routeConsole gives a worker's message to the pages it belongs to: its
-// owner, or for a service or shared worker every page it serves.
-func (lb *liveBrowser) routeConsole(w *Worker, m ConsoleMessage) {
+// routeEvent gives a worker's event to the pages it belongs to: its owner,
+// or for a service or shared worker every page it serves.
+func (lb *liveBrowser) routeEvent(w *Worker, e browser.Event) {
+	o := origin{source: w.ID, targetID: w.TargetID, sessionID: w.sessionID, net: &w.net, redact: lb.observe.redact}
 	for _, p := range lb.attachedPages() {
 		if w.Owner == p.TargetID || w.Owner == "" && lb.serves(w, p.URL()) {
-			p.addConsole(m, false)
+			p.observe(e, o, false)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -36,6 +37,16 @@ type Request struct {
 	Initiator    string    `json:"initiator"` // "page", or the worker or frame id that made it
 	Started      time.Time `json:"started"`
 
+	StatusText        string            `json:"-"`
+	RequestHeaders    map[string]string `json:"-"`
+	ResponseHeaders   map[string]string `json:"-"`
+	PostData          string            `json:"-"`
+	InitiatorType     string            `json:"-"` // parser, script, other…
+	RemoteAddress     string            `json:"-"`
+	Responded         time.Time         `json:"-"`
+	Finished          time.Time         `json:"-"` // loadingFinished or loadingFailed
+	EncodedDataLength float64           `json:"-"`
+
 	loaderID        string
 	servedFromCache bool
 }
@@ -43,9 +54,10 @@ type Request struct {
 // netLog records the requests of one CDP session, bounded to maxRequests.
 // It is fed on the dispatcher goroutine and read by calls; safe for concurrent use.
 type netLog struct {
-	mu   sync.Mutex
-	reqs []*Request
-	byID map[string]*Request
+	mu    sync.Mutex
+	reqs  []*Request
+	byID  map[string]*Request
+	wsURL map[string]string // WebSocket request id → URL
 }
 
 type requestWillBeSent struct {
@@ -53,9 +65,14 @@ type requestWillBeSent struct {
 	LoaderID  string `json:"loaderId"`
 	Type      string `json:"type"`
 	Request   struct {
-		URL    string `json:"url"`
-		Method string `json:"method"`
+		URL      string                     `json:"url"`
+		Method   string                     `json:"method"`
+		Headers  map[string]json.RawMessage `json:"headers"`
+		PostData string                     `json:"postData"`
 	} `json:"request"`
+	Initiator struct {
+		Type string `json:"type"`
+	} `json:"initiator"`
 }
 
 type responseReceived struct {
@@ -63,14 +80,18 @@ type responseReceived struct {
 	LoaderID  string `json:"loaderId"`
 	Type      string `json:"type"`
 	Response  struct {
-		URL                         string `json:"url"`
-		Status                      int    `json:"status"`
-		MIMEType                    string `json:"mimeType"`
-		FromDiskCache               bool   `json:"fromDiskCache"`
-		FromServiceWorker           bool   `json:"fromServiceWorker"`
-		FromPrefetchCache           bool   `json:"fromPrefetchCache"`
-		ServiceWorkerResponseSource string `json:"serviceWorkerResponseSource"`
-		CacheStorageCacheName       string `json:"cacheStorageCacheName"`
+		URL                         string                     `json:"url"`
+		Status                      int                        `json:"status"`
+		StatusText                  string                     `json:"statusText"`
+		Headers                     map[string]json.RawMessage `json:"headers"`
+		RemoteIPAddress             string                     `json:"remoteIPAddress"`
+		RemotePort                  int                        `json:"remotePort"`
+		MIMEType                    string                     `json:"mimeType"`
+		FromDiskCache               bool                       `json:"fromDiskCache"`
+		FromServiceWorker           bool                       `json:"fromServiceWorker"`
+		FromPrefetchCache           bool                       `json:"fromPrefetchCache"`
+		ServiceWorkerResponseSource string                     `json:"serviceWorkerResponseSource"`
+		CacheStorageCacheName       string                     `json:"cacheStorageCacheName"`
 	} `json:"response"`
 }
 
@@ -80,6 +101,11 @@ type loadingFailed struct {
 	Canceled  bool   `json:"canceled"`
 }
 
+type loadingFinished struct {
+	RequestID         string  `json:"requestId"`
+	EncodedDataLength float64 `json:"encodedDataLength"`
+}
+
 // onEvent records one Network event; it reports whether the event was one.
 func (n *netLog) onEvent(method string, params json.RawMessage, initiator string) bool {
 	switch method {
@@ -87,7 +113,8 @@ func (n *netLog) onEvent(method string, params json.RawMessage, initiator string
 		var ev requestWillBeSent
 		if json.Unmarshal(params, &ev) == nil {
 			n.add(&Request{ID: ev.RequestID, URL: ev.Request.URL, Method: ev.Request.Method, Type: ev.Type,
-				Source: SourcePending, Initiator: initiator, Started: time.Now(), loaderID: ev.LoaderID})
+				Source: SourcePending, Initiator: initiator, Started: time.Now(), loaderID: ev.LoaderID,
+				RequestHeaders: headerMap(ev.Request.Headers), PostData: ev.Request.PostData, InitiatorType: ev.Initiator.Type})
 		}
 	case "Network.requestServedFromCache":
 		var ev struct {
@@ -102,6 +129,10 @@ func (n *netLog) onEvent(method string, params json.RawMessage, initiator string
 			n.with(ev.RequestID, func(r *Request) {
 				res := ev.Response
 				r.URL, r.Status, r.MIMEType = res.URL, res.Status, res.MIMEType
+				r.StatusText, r.ResponseHeaders, r.Responded = res.StatusText, headerMap(res.Headers), time.Now()
+				if res.RemoteIPAddress != "" {
+					r.RemoteAddress = fmt.Sprintf("%s:%d", res.RemoteIPAddress, res.RemotePort)
+				}
 				if ev.Type != "" {
 					r.Type = ev.Type
 				}
@@ -116,11 +147,29 @@ func (n *netLog) onEvent(method string, params json.RawMessage, initiator string
 		var ev loadingFailed
 		if json.Unmarshal(params, &ev) == nil {
 			n.with(ev.RequestID, func(r *Request) {
-				r.Error = ev.ErrorText
+				r.Error, r.Finished = ev.ErrorText, time.Now()
 				if r.Status == 0 {
 					r.Source = SourceFailed
 				}
 			})
+		}
+	case "Network.loadingFinished":
+		var ev loadingFinished
+		if json.Unmarshal(params, &ev) == nil {
+			n.with(ev.RequestID, func(r *Request) { r.Finished, r.EncodedDataLength = time.Now(), ev.EncodedDataLength })
+		}
+	case "Network.webSocketCreated":
+		var ev struct {
+			RequestID string `json:"requestId"`
+			URL       string `json:"url"`
+		}
+		if json.Unmarshal(params, &ev) == nil {
+			n.mu.Lock()
+			if n.wsURL == nil || len(n.wsURL) > maxRequests {
+				n.wsURL = map[string]string{}
+			}
+			n.wsURL[ev.RequestID] = ev.URL
+			n.mu.Unlock()
 		}
 	default:
 		return false
@@ -170,6 +219,26 @@ func (n *netLog) with(id string, f func(*Request)) {
 	if r, ok := n.byID[id]; ok {
 		f(r)
 	}
+}
+
+// find returns a copy of a request by id.
+func (n *netLog) find(id string) (Request, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if r, ok := n.byID[id]; ok {
+		return *r, true
+	}
+	return Request{}, false
+}
+
+// urlOf returns the URL of a request or WebSocket by id.
+func (n *netLog) urlOf(id string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if r, ok := n.byID[id]; ok {
+		return r.URL
+	}
+	return n.wsURL[id]
 }
 
 // list returns copies of the requests keep accepts, oldest first.

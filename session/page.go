@@ -39,6 +39,9 @@ type Page struct {
 
 	net         netLog
 	console     consoleBuffer
+	events      *eventRing
+	watch       watcher
+	origin      origin // the page itself as the source of its events
 	hmrPatterns []*regexp.Regexp
 
 	mu      sync.Mutex
@@ -83,13 +86,23 @@ type Dialog struct {
 	Message string `json:"message"`
 }
 
-func newPage(conn *browser.Conn, log *zap.Logger, hmr []*regexp.Regexp, info *proto.TargetTargetInfo, sessionID string) *Page {
-	return &Page{
+// observeConfig is what every page of a browser needs to observe events.
+type observeConfig struct {
+	hmr        []*regexp.Regexp
+	bufferSize int
+	bufferTTL  time.Duration
+	redact     bool
+	// notify is called, debounced, when a page's event buffer grows.
+	notify func(*Page)
+}
+
+func newPage(conn *browser.Conn, log *zap.Logger, cfg observeConfig, info *proto.TargetTargetInfo, sessionID string) *Page {
+	p := &Page{
 		TargetID:    string(info.TargetID),
 		sessionID:   sessionID,
 		conn:        conn,
 		log:         log,
-		hmrPatterns: hmr,
+		hmrPatterns: cfg.hmr,
 		url:         info.URL,
 		title:       info.Title,
 		ready:       make(chan struct{}),
@@ -97,6 +110,15 @@ func newPage(conn *browser.Conn, log *zap.Logger, hmr []*regexp.Regexp, info *pr
 		epochStart:  time.Now(),
 		pendingNav:  map[string]string{},
 	}
+	p.origin = origin{source: "page", targetID: p.TargetID, sessionID: sessionID, net: &p.net, redact: cfg.redact}
+	p.watch.redact = cfg.redact
+	var notifyOnce debounce
+	p.events = newEventRing(cfg.bufferSize, cfg.bufferTTL, func() {
+		if cfg.notify != nil {
+			notifyOnce.after(notifyInterval, func() { cfg.notify(p) })
+		}
+	})
+	return p
 }
 
 // cdp returns a proto.Client for this page's session.
@@ -147,9 +169,11 @@ func (p *Page) waitReady(ctx context.Context) error {
 // onEvent updates the page's state from one CDP event. It runs on the
 // browser's dispatcher goroutine and never waits for the browser.
 func (p *Page) onEvent(e browser.Event) {
-	if p.net.onEvent(e.Method, e.Params, "page") && e.Method != "Network.responseReceived" {
-		return
-	}
+	p.net.onEvent(e.Method, e.Params, "page")
+	p.observe(e, p.origin, true)
+	p.watch.onEvent(e, func(ctx context.Context, requestID string) (string, bool, error) {
+		return responseBody(ctx, p.conn, p.sessionID, requestID, true)
+	})
 	switch e.Method {
 	case "Page.lifecycleEvent":
 		var ev proto.PageLifecycleEvent
@@ -183,10 +207,18 @@ func (p *Page) onEvent(e browser.Event) {
 				p.loader = string(ev.Frame.LoaderID)
 				p.loaderLocked(p.loader)
 				p.crashed = false // a new document runs in a live renderer
-				if p.loader != p.epochLoader {
-					p.startEpochLocked()
-				}
 			})
+			p.mu.Lock()
+			left, newDocument := p.epochLoader, p.loader != p.epochLoader
+			if newDocument {
+				p.startEpochLocked()
+			}
+			cause, url := p.epochCause, p.url
+			p.mu.Unlock()
+			if newDocument {
+				p.watch.leaveDocument(left)
+				p.events.add(navigationEvent(p.origin, url, cause))
+			}
 		}
 	case "Page.navigatedWithinDocument":
 		var ev proto.PageNavigatedWithinDocument
@@ -196,16 +228,14 @@ func (p *Page) onEvent(e browser.Event) {
 				p.spaCount++
 				p.spaLast = ev.URL
 			})
+			p.events.add(navigationEvent(p.origin, ev.URL, "sameDocument"))
 		}
 	case "Network.webSocketFrameReceived":
 		seq := p.console.lastSeq()
 		p.mu.Lock()
 		p.wsFrameAt, p.wsFrameSeq = time.Now(), seq
 		p.mu.Unlock()
-	case "Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Log.entryAdded":
-		if m, ok := parseConsole(e.Method, e.Params, "page"); ok {
-			p.addConsole(m, true)
-		}
+
 	case "Network.responseReceived":
 		var ev proto.NetworkResponseReceived
 		if p.decode(e, &ev) && ev.Type == proto.NetworkResourceTypeDocument &&
@@ -225,6 +255,20 @@ func (p *Page) onEvent(e browser.Event) {
 			})
 			go p.answerDialog(ev)
 		}
+	}
+}
+
+// observe is the one pipeline every event of the page, or of a worker or
+// frame it owns, goes through: the console stream (with epochs and HMR
+// generations) and the event buffer. fromPage marks the page's own events.
+func (p *Page) observe(e browser.Event, o origin, fromPage bool) {
+	var console *ConsoleMessage
+	if m, ok := parseConsole(e.Method, e.Params, o.source); ok {
+		p.addConsole(m, fromPage)
+		console = &m
+	}
+	if ev, ok := normalize(e, o, console); ok {
+		p.events.add(ev)
 	}
 }
 

@@ -39,7 +39,15 @@ type Config struct {
 	IdleTimeout time.Duration
 	// HMRPatterns recognize hot updates in console lines (see CompileHMRPatterns).
 	HMRPatterns []*regexp.Regexp
-	Log         *zap.Logger
+	// BufferSize and BufferTTL bound each page's event buffer.
+	BufferSize int
+	BufferTTL  time.Duration
+	// NoRedact shows sensitive header values instead of ***.
+	NoRedact bool
+	// OnPageEvents is called, at most a few times a second per page, when a
+	// page's event buffer grows; it must not block.
+	OnPageEvents func(sessionID, pageID string)
+	Log          *zap.Logger
 }
 
 // Session is one conversation's browser: started by the first call that needs
@@ -270,7 +278,7 @@ func (s *Session) launchLocked(ctx context.Context, c *Call) (*liveBrowser, erro
 // startWithPage starts a browser (on profile, or a fresh one when nil) and
 // returns it with its first page.
 func (s *Session) startWithPage(ctx context.Context, profile *browser.Profile) (*liveBrowser, *Page, error) {
-	live, err := startLive(ctx, s.cfg, profile, &s.settings)
+	live, err := startLive(ctx, s.cfg, profile, &s.settings, s.observeConfig())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -349,6 +357,21 @@ func (s *Session) healLocked(ctx context.Context, c *Call, dead *liveBrowser, wh
 	c.notices = append(c.notices, notice)
 	s.log.Warn("browser healed", zap.String("what", what), zap.Int("pid", live.PID()))
 	return live, nil
+}
+
+// observeConfig is what the pages of this session's browsers need.
+func (s *Session) observeConfig() observeConfig {
+	return observeConfig{
+		hmr: s.cfg.HMRPatterns, bufferSize: s.cfg.BufferSize, bufferTTL: s.cfg.BufferTTL, redact: !s.cfg.NoRedact,
+		notify: func(p *Page) {
+			s.mu.Lock()
+			id := p.ID
+			s.mu.Unlock()
+			if s.cfg.OnPageEvents != nil && id != "" {
+				s.cfg.OnPageEvents(s.ID, id)
+			}
+		},
+	}
 }
 
 // currentAndLostLocked describes the pages of a browser about to be replaced:

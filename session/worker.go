@@ -53,9 +53,7 @@ type Worker struct {
 func (w *Worker) cdp(ctx context.Context) proto.Client { return w.conn.Session(ctx, w.sessionID) }
 
 func (w *Worker) onEvent(e browser.Event) {
-	if w.net.onEvent(e.Method, e.Params, w.ID) {
-		return
-	}
+	w.net.onEvent(e.Method, e.Params, w.ID)
 	if e.Method == "Inspector.targetReloadedAfterCrash" {
 		// A restarted worker waits for the debugger again; never leave it paused.
 		go resume(w.conn, w.sessionID, w.log)

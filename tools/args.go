@@ -108,6 +108,26 @@ func (a *args) strs(name string) []string {
 	return nil
 }
 
+// oneOfEach returns a list argument (or one comma-separated string) whose
+// every item must be one of allowed.
+func (a *args) oneOfEach(name string, allowed []string) []string {
+	var out []string
+	for _, v := range a.strs(name) {
+		for _, item := range strings.Split(v, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" {
+				continue
+			}
+			if !slices.Contains(allowed, item) {
+				a.fail("%s: %q is not one of %s", name, item, strings.Join(allowed, ", "))
+				return nil
+			}
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
 // boolean returns a boolean argument, or def when absent.
 func (a *args) boolean(name string, def bool) bool {
 	v, ok := a.values[name]

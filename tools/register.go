@@ -29,6 +29,12 @@ func All(sessions Sessions, policy Policy) []server.ServerTool {
 		t.serviceWorkers(),
 		t.networkSources(),
 		t.consoleLogs(),
+		t.watchNetwork(),
+		t.getNetworkRequests(),
+		t.readEvents(),
+		t.clearEvents(),
+		t.responseBody(),
+		t.eventFilters(),
 	}
 }
 

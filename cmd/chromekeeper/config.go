@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,9 @@ type config struct {
 	outputDir     string
 	allowFileURLs bool
 	hmrPatterns   []string
+	bufferSize    int
+	bufferTTL     time.Duration
+	noRedact      bool
 	version       bool
 }
 
@@ -38,6 +42,9 @@ var envNames = map[string]string{
 	"output-dir":      "CHROMEKEEPER_OUTPUT_DIR",
 	"allow-file-urls": "CHROMEKEEPER_ALLOW_FILE_URLS",
 	"hmr-pattern":     "CHROMEKEEPER_HMR_PATTERNS",
+	"buffer-size":     "DEFAULT_BUFFER_SIZE",
+	"buffer-ttl":      "DEFAULT_TTL_SEC",
+	"no-redact":       "CHROMEKEEPER_NO_REDACT",
 }
 
 func parseConfig(args []string, stderr io.Writer) (*config, error) {
@@ -62,6 +69,17 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		}
 		return nil
 	})
+	fs.IntVar(&cfg.bufferSize, "buffer-size", session.DefaultBufferSize, "events each page's buffer keeps (oldest dropped)")
+	cfg.bufferTTL = session.DefaultBufferTTL
+	fs.Func("buffer-ttl", "drop a page's events this long after the last one arrived: a duration, or seconds (default 1h0m0s)", func(value string) error {
+		d, err := secondsOrDuration(value)
+		if err == nil && d <= 0 {
+			err = fmt.Errorf("must be positive")
+		}
+		cfg.bufferTTL = d
+		return err
+	})
+	fs.BoolVar(&cfg.noRedact, "no-redact", false, "show Authorization, Cookie, Set-Cookie, X-API-Key… values instead of ***")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: chromekeeper [flags]\n\nAn MCP server (stdio) that gives an agent a real headless Chrome.\n\nFlags (each also read from the environment variable shown):\n")
@@ -89,6 +107,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	if err := applyEnv(fs); err != nil {
 		return nil, usageError{err}
 	}
+	if cfg.bufferSize <= 0 {
+		return nil, usageError{fmt.Errorf("--buffer-size must be positive, got %d", cfg.bufferSize)}
+	}
 	if cfg.idleTimeout <= 0 {
 		return nil, usageError{fmt.Errorf("--idle-timeout must be positive, got %s", cfg.idleTimeout)}
 	}
@@ -98,6 +119,14 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	}
 	cfg.outputDir = abs
 	return cfg, nil
+}
+
+// secondsOrDuration reads "3600" as seconds and "1h" as a duration.
+func secondsOrDuration(value string) (time.Duration, error) {
+	if n, err := strconv.Atoi(strings.TrimSpace(value)); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	return time.ParseDuration(value)
 }
 
 // applyEnv sets every flag not given on the command line from its environment variable.

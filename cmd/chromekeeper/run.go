@@ -46,16 +46,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return usageError{err}
 	}
+	subscriptions := tools.NewSubscriptions()
 	sessions := session.NewManager(session.Config{
-		Starter:     &browser.Launcher{ChromePath: cfg.chromePath, Headed: cfg.headed, Log: logger},
-		IdleTimeout: cfg.idleTimeout,
-		HMRPatterns: hmr,
-		Log:         logger,
+		Starter:      &browser.Launcher{ChromePath: cfg.chromePath, Headed: cfg.headed, Log: logger},
+		IdleTimeout:  cfg.idleTimeout,
+		HMRPatterns:  hmr,
+		BufferSize:   cfg.bufferSize,
+		BufferTTL:    cfg.bufferTTL,
+		NoRedact:     cfg.noRedact,
+		OnPageEvents: subscriptions.PageEvents,
+		Log:          logger,
 	})
 	defer browser.StopGuard()
 	defer sessions.EndAll()
 
-	srv := newServer(sessions, tools.Policy{AllowFileURLs: cfg.allowFileURLs, OutputDir: cfg.outputDir})
+	srv := newServer(sessions, subscriptions, tools.Policy{AllowFileURLs: cfg.allowFileURLs, OutputDir: cfg.outputDir})
 	stdio := server.NewStdioServer(srv)
 	stdio.SetErrorLogger(log.New(&zapWriter{logger}, "", 0))
 	logger.Info("serving MCP on stdio", zap.String("version", version), zap.Duration("idleTimeout", cfg.idleTimeout))
@@ -66,16 +71,27 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return nil
 }
 
-func newServer(sessions *session.Manager, policy tools.Policy) *server.MCPServer {
+func newServer(sessions *session.Manager, subscriptions *tools.Subscriptions, policy tools.Policy) *server.MCPServer {
+	hooks := &server.Hooks{}
+	subscriptions.Hooks(hooks)
 	srv := server.NewMCPServer("chromekeeper", version,
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(true, false),
+		server.WithHooks(hooks),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	)
+	subscriptions.Attach(srv)
+	// A conversation is an MCP session; over stdio there is one.
 	conversation := func(ctx context.Context) (*session.Session, error) {
-		return sessions.Session(stdioConversation), nil
+		id := stdioConversation
+		if cs := server.ClientSessionFromContext(ctx); cs != nil && cs.SessionID() != "" {
+			id = cs.SessionID()
+		}
+		return sessions.Session(id), nil
 	}
 	srv.AddTools(tools.All(conversation, policy)...)
+	srv.AddResourceTemplates(tools.Resources(conversation, version)...)
 	return srv
 }
 

@@ -61,6 +61,10 @@ func (b *Browser) PID() int {
 	return b.proc.pid()
 }
 
+// Attached reports whether this is a browser the user runs, which
+// chromekeeper attached to rather than launched: closing it only detaches.
+func (b *Browser) Attached() bool { return b.proc == nil }
+
 // Done is closed when the browser has gone: its process exited or its
 // connection ended.
 func (b *Browser) Done() <-chan struct{} { return b.done }

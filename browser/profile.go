@@ -18,9 +18,19 @@ type Profile struct {
 	Root string
 }
 
-// NewProfile creates a fresh profile under the system temporary directory.
+// maxTempDir is the longest temporary directory a profile is created in:
+// Chrome puts its singleton socket at TMPDIR/org.chromium.Chromium.XXXXXX/
+// SingletonSocket, and a Unix socket path has at most 107 bytes.
+const maxTempDir = 40
+
+// NewProfile creates a fresh profile under the system temporary directory,
+// or under /tmp when that one is too long for Chrome's sockets.
 func NewProfile() (*Profile, error) {
-	root, err := os.MkdirTemp("", ProfilePrefix)
+	parent := os.TempDir()
+	if len(parent) > maxTempDir {
+		parent = "/tmp"
+	}
+	root, err := os.MkdirTemp(parent, ProfilePrefix)
 	if err != nil {
 		return nil, fmt.Errorf("create profile: %w", err)
 	}

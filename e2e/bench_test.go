@@ -56,6 +56,15 @@ func TestBenchmarkTable(t *testing.T) {
 	s.ok("browser_reload", nil)
 	sources := repeat(50, func() { s.ok("browser_network_sources", nil) })
 	workers := repeat(50, func() { s.ok("browser_service_workers", nil) })
+	ingest, lost := eventIngestion(t, s, 5000)
+	s.ok("browser_clear_events", nil)
+	s.eval("for (let i = 0; i < 1000; i++) console.log('bench', i); 1")
+	time.Sleep(500 * time.Millisecond)
+	reads := repeat(20, func() {
+		if n := len(s.ok("browser_read_events", map[string]any{"limit": 1000}).Structured["events"].([]any)); n < 1000 {
+			t.Fatalf("read %d events, want 1000", n)
+		}
+	})
 	tools, err := s.client.ListTools(t.Context(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -75,10 +84,44 @@ func TestBenchmarkTable(t *testing.T) {
 	add("viewport screenshot 1280x800 png", fmt.Sprintf("%s, %d KB", stats(shots), shotBytes>>10), "rod Page.Screenshot "+stats(floor.screenshot), "≤ 60 ms")
 	add("browser_network_sources (PWA page, 50 calls)", stats(sources), "", "")
 	add("browser_service_workers list (50 calls)", stats(workers), "", "")
+	add("event ingestion (5000 console events)", fmt.Sprintf("%.0f events/s, %d lost", ingest, lost), "", "no loss below capacity")
+	add("browser_read_events, 1000 events (20 calls)", stats(reads), "", "")
 	add("server RSS while idle", fmt.Sprintf("%.1f MB", float64(rss)/1024), "", "≤ 40 MB")
 	add("Chrome processes per session", fmt.Sprintf("%d processes, %.0f MB PSS", procs, float64(pss)/1024), "", "")
 	add("tools/list answer", fmt.Sprintf("%d bytes, %d tools", len(toolsJSON), len(tools.Tools)), "", "≤ 12 KB for 16 tools")
 	printTable(rows)
+}
+
+// eventIngestion logs n console messages in one burst and measures how fast
+// they reach the page's event buffer, and how many never do.
+func eventIngestion(t *testing.T, s *server, n int) (perSecond float64, lost int) {
+	t.Helper()
+	s.ok("browser_clear_events", nil)
+	start := time.Now()
+	s.eval(fmt.Sprintf("for (let i = 0; i < %d; i++) console.log('ingest', i); 1", n))
+	total := 0
+	for time.Since(start) < 30*time.Second {
+		if total = countEvents(s, "console"); total >= n {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return float64(total) / time.Since(start).Seconds(), n - total
+}
+
+// countEvents pages through a page's buffer and counts the events of a kind.
+func countEvents(s *server, kind string) int {
+	total := 0
+	for offset := 0.0; ; {
+		page := s.ok("browser_read_events", map[string]any{"kinds": []any{kind}, "offset": offset, "limit": 1000})
+		events := page.Structured["events"].([]any)
+		total += len(events)
+		next := page.Structured["nextOffset"].(float64)
+		if len(events) == 0 || next == offset {
+			return total
+		}
+		offset = next
+	}
 }
 
 type benchRow struct{ name, ours, floor, target string }

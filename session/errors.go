@@ -68,6 +68,10 @@ func AsError(err error) *Error {
 		return e
 	case errors.Is(err, browser.ErrNotFound):
 		return &Error{Code: CodeBrowserNotFound, Message: err.Error()}
+	case errors.Is(err, browser.ErrRemoteEndpoint):
+		return &Error{Code: CodeSecurityBlocked, Message: err.Error()}
+	case errors.Is(err, browser.ErrUnreachable):
+		return &Error{Code: CodeBrowserUnreachable, Message: err.Error()}
 	case errors.Is(err, browser.ErrLaunch), errors.Is(err, browser.ErrConnectionLost),
 		errors.Is(err, browser.ErrUnresponsive):
 		return &Error{Code: CodeBrowserUnreachable, Message: err.Error()}

@@ -48,14 +48,21 @@ func startLive(ctx context.Context, cfg Config, reuse *browser.Profile, st *sett
 	}
 	lb := &liveBrowser{Browser: b, log: cfg.Log, settings: st, sw: newSWRegistry(), observe: observe,
 		counters: map[string]int{}, changed: make(chan struct{})}
+	lb.observe.attached = b.Attached()
 	b.Conn.Handle("", lb.onBrowserEvent)
-	if err := autoAttach.Call(b.Conn.Session(ctx, "")); err != nil {
+	attach := autoAttach
+	// The user's own browser: never pause their tabs, never intercept their
+	// requests; chromekeeper only observes.
+	attach.WaitForDebuggerOnStart = !b.Attached()
+	if err := attach.Call(b.Conn.Session(ctx, "")); err != nil {
 		b.Kill()
 		return nil, fmt.Errorf("attach to targets: %w", err)
 	}
-	if err := lb.interceptBrowserRequests(ctx); err != nil {
-		b.Kill()
-		return nil, err
+	if !b.Attached() {
+		if err := lb.interceptBrowserRequests(ctx); err != nil {
+			b.Kill()
+			return nil, err
+		}
 	}
 	return lb, nil
 }

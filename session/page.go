@@ -35,7 +35,8 @@ type Page struct {
 	conn      *browser.Conn
 	log       *zap.Logger
 
-	ready chan struct{} // closed once domains are enabled and the page runs
+	ready       chan struct{} // closed once domains are enabled and the page runs
+	ownViewport bool          // a user's tab: leave its viewport alone
 
 	net         netLog
 	console     consoleBuffer
@@ -92,12 +93,15 @@ type observeConfig struct {
 	bufferSize int
 	bufferTTL  time.Duration
 	redact     bool
+	// attached is set for a browser the user runs: its tabs keep their own viewport.
+	attached bool
 	// notify is called, debounced, when a page's event buffer grows.
 	notify func(*Page)
 }
 
 func newPage(conn *browser.Conn, log *zap.Logger, cfg observeConfig, info *proto.TargetTargetInfo, sessionID string) *Page {
 	p := &Page{
+		ownViewport: cfg.attached,
 		TargetID:    string(info.TargetID),
 		sessionID:   sessionID,
 		conn:        conn,
@@ -133,16 +137,19 @@ func (p *Page) configure(st *settings, waiting bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
 	defer cancel()
 	c := p.cdp(ctx)
-	err := runConcurrently([]func() error{
+	steps := []func() error{
 		func() error { return proto.PageEnable{}.Call(c) },
 		func() error { return proto.RuntimeEnable{}.Call(c) },
 		func() error { return proto.LogEnable{}.Call(c) },
 		func() error { return proto.PageSetLifecycleEventsEnabled{Enabled: true}.Call(c) },
 		func() error { return proto.NetworkEnable{}.Call(c) },
 		func() error { return proto.ServiceWorkerEnable{}.Call(c) },
-		func() error { return viewport.Call(c) },
 		func() error { return autoAttach.Call(c) }, // its dedicated workers and iframes
-	})
+	}
+	if !p.ownViewport {
+		steps = append(steps, func() error { return viewport.Call(c) })
+	}
+	err := runConcurrently(steps)
 	if err == nil {
 		err = st.configure(ctx, c, p.sessionID)
 	}

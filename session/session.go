@@ -266,6 +266,9 @@ func (s *Session) launchLocked(ctx context.Context, c *Call) (*liveBrowser, erro
 	s.mu.Unlock()
 	if released != "" {
 		notice := fmt.Sprintf("NOTICE: the previous Chrome %s; started a new one with a fresh profile (its pages, cookies and storage are gone).", released)
+		if live.Attached() {
+			notice = fmt.Sprintf("NOTICE: the previous connection to Chrome %s; attached again (the user's tabs were never closed; page ids start anew).", released)
+		}
 		if s.settings.isOffline() {
 			notice += " Offline mode is still on."
 		}
@@ -312,7 +315,7 @@ func (s *Session) healLocked(ctx context.Context, c *Call, dead *liveBrowser, wh
 		}
 	}
 	profile, profileNote := dead.Profile, "on the same profile: cookies, storage, caches and service workers kept"
-	if recent >= freshProfileAfter && profile != nil {
+	if recent >= freshProfileAfter && profile != nil && !dead.Attached() {
 		_ = profile.Remove()
 		profile, profileNote = nil, fmt.Sprintf("on a fresh profile after %d crashes within %s", recent, crashWindow)
 	}
@@ -338,10 +341,13 @@ func (s *Session) healLocked(ctx context.Context, c *Call, dead *liveBrowser, wh
 	s.mu.Unlock()
 
 	notice := fmt.Sprintf("NOTICE: Chrome %s; relaunched it (relaunch %d) %s.", what, relaunches, profileNote)
+	if live.Attached() {
+		notice = fmt.Sprintf("NOTICE: the connection to Chrome %s; reattached (reconnection %d). The user's tabs were not touched.", what, relaunches)
+	}
 	if s.settings.isOffline() {
 		notice += " Offline mode re-applied."
 	}
-	if restoreURL != "" && !c.opts.Navigates {
+	if restoreURL != "" && !c.opts.Navigates && !live.Attached() {
 		restoreCtx, cancel := context.WithTimeout(ctx, restoreTimeout)
 		_, err := page.Navigate(restoreCtx, restoreURL, WaitLoad)
 		cancel()

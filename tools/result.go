@@ -39,31 +39,44 @@ func toResult(notices []string, a *answer, err error) *mcp.CallToolResult {
 	for _, n := range notices {
 		text.WriteString(n + "\n")
 	}
-	structured := map[string]any{}
+	var e *session.Error
 	if err != nil {
-		e := session.AsError(err)
+		e = session.AsError(err)
 		fmt.Fprintf(&text, "ERROR: %s: %s", e.Code, e.Message)
 		for _, d := range e.Details {
 			text.WriteString("\n" + d)
 		}
-		structured["error"] = errorData{Code: e.Code, Message: e.Message, Details: e.Details}
 	} else {
 		text.WriteString("SUCCESS: " + a.summary)
 		for _, l := range a.lines {
 			text.WriteString("\n" + l)
 		}
-		if a.data != nil {
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text.String())}, IsError: err != nil}
+	if err == nil {
+		res.Content = append(res.Content, a.extra...)
+	}
+	switch {
+	case err == nil && len(notices) == 0 && a.data != nil:
+		// The common case: encode the structured answer once, not via a map.
+		if raw, encErr := session.EncodeJSON(a.data); encErr == nil {
+			res.StructuredContent, res.RawStructuredContent = json.RawMessage(raw), raw
+			return res
+		}
+		fallthrough
+	default:
+		structured := map[string]any{}
+		if e != nil {
+			structured["error"] = errorData{Code: e.Code, Message: e.Message, Details: e.Details}
+		} else if a.data != nil {
 			structured = structOf(a.data)
 		}
+		if len(notices) > 0 {
+			structured["notices"] = notices
+		}
+		res.StructuredContent = structured
 	}
-	if len(notices) > 0 {
-		structured["notices"] = notices
-	}
-	content := []mcp.Content{mcp.NewTextContent(text.String())}
-	if a != nil && err == nil {
-		content = append(content, a.extra...)
-	}
-	return &mcp.CallToolResult{Content: content, StructuredContent: structured, IsError: err != nil}
+	return res
 }
 
 // structOf turns a result struct into the map that structuredContent carries.

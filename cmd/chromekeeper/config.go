@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,6 +28,8 @@ type config struct {
 	bufferSize    int
 	bufferTTL     time.Duration
 	noRedact      bool
+	cdpURL        string
+	allowRemote   bool
 	version       bool
 }
 
@@ -35,16 +39,18 @@ type usageError struct{ error }
 // envNames maps each flag to the environment variable that sets it when the
 // flag is not given.
 var envNames = map[string]string{
-	"chrome-path":     "CHROME_PATH",
-	"headed":          "CHROMEKEEPER_HEADED",
-	"idle-timeout":    "CHROMEKEEPER_IDLE_TIMEOUT",
-	"log-level":       "LOG_LEVEL",
-	"output-dir":      "CHROMEKEEPER_OUTPUT_DIR",
-	"allow-file-urls": "CHROMEKEEPER_ALLOW_FILE_URLS",
-	"hmr-pattern":     "CHROMEKEEPER_HMR_PATTERNS",
-	"buffer-size":     "DEFAULT_BUFFER_SIZE",
-	"buffer-ttl":      "DEFAULT_TTL_SEC",
-	"no-redact":       "CHROMEKEEPER_NO_REDACT",
+	"chrome-path":      "CHROME_PATH",
+	"headed":           "CHROMEKEEPER_HEADED",
+	"idle-timeout":     "CHROMEKEEPER_IDLE_TIMEOUT",
+	"log-level":        "LOG_LEVEL",
+	"output-dir":       "CHROMEKEEPER_OUTPUT_DIR",
+	"allow-file-urls":  "CHROMEKEEPER_ALLOW_FILE_URLS",
+	"hmr-pattern":      "CHROMEKEEPER_HMR_PATTERNS",
+	"buffer-size":      "DEFAULT_BUFFER_SIZE",
+	"buffer-ttl":       "DEFAULT_TTL_SEC",
+	"no-redact":        "CHROMEKEEPER_NO_REDACT",
+	"cdp-url":          "CHROMEKEEPER_CDP_URL",
+	"allow-remote-cdp": "CHROMEKEEPER_ALLOW_REMOTE_CDP",
 }
 
 func parseConfig(args []string, stderr io.Writer) (*config, error) {
@@ -80,6 +86,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		return err
 	})
 	fs.BoolVar(&cfg.noRedact, "no-redact", false, "show Authorization, Cookie, Set-Cookie, X-API-Key… values instead of ***")
+	fs.StringVar(&cfg.cdpURL, "cdp-url", "", "attach to a running Chrome at this DevTools endpoint (http://127.0.0.1:9222 or a ws:// URL) instead of launching one; also CDP_HOST / CDP_PORT")
+	fs.BoolVar(&cfg.allowRemote, "allow-remote-cdp", false, "allow a --cdp-url that is not on this machine (a browser pool)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: chromekeeper [flags]\n\nAn MCP server (stdio) that gives an agent a real headless Chrome.\n\nFlags (each also read from the environment variable shown):\n")
@@ -106,6 +114,12 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	}
 	if err := applyEnv(fs); err != nil {
 		return nil, usageError{err}
+	}
+	if cfg.cdpURL == "" {
+		host, port := os.Getenv("CDP_HOST"), os.Getenv("CDP_PORT")
+		if host != "" || port != "" {
+			cfg.cdpURL = "http://" + net.JoinHostPort(cmp.Or(host, "127.0.0.1"), cmp.Or(port, "9222"))
+		}
 	}
 	if cfg.bufferSize <= 0 {
 		return nil, usageError{fmt.Errorf("--buffer-size must be positive, got %d", cfg.bufferSize)}

@@ -46,9 +46,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return usageError{err}
 	}
+	var starter browser.Starter = &browser.Launcher{ChromePath: cfg.chromePath, Headed: cfg.headed, Log: logger}
+	if cfg.cdpURL != "" {
+		starter = &browser.Attacher{URL: cfg.cdpURL, AllowRemote: cfg.allowRemote, Log: logger}
+	}
 	subscriptions := tools.NewSubscriptions()
 	sessions := session.NewManager(session.Config{
-		Starter:      &browser.Launcher{ChromePath: cfg.chromePath, Headed: cfg.headed, Log: logger},
+		Starter:      starter,
 		IdleTimeout:  cfg.idleTimeout,
 		HMRPatterns:  hmr,
 		BufferSize:   cfg.bufferSize,

@@ -84,6 +84,10 @@ func TestViteHotUpdateIsDetected(t *testing.T) {
 	s := startServer(t)
 	s.ok("browser_navigate", map[string]any{"url": url})
 	waitForText(t, s, "#message", "first version")
+	// Vite pushes updates over its WebSocket: edit only once the client is connected.
+	eventually(t, 10*time.Second, "[vite] connected.", func() bool {
+		return hasLine(consoleLines(s.ok("browser_console_logs", nil).Text), "[vite] connected.")
+	})
 
 	before := s.ok("browser_console_logs", nil)
 	lines := consoleLines(before.Text)

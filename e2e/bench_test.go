@@ -77,6 +77,17 @@ func TestBenchmarkTable(t *testing.T) {
 
 	floor := rodFloor(t)
 
+	// 16 conversations × 50 mixed calls over HTTP, each with its own Chrome.
+	h := startHTTP(t, "")
+	loadStart := time.Now()
+	load := loadTest(t, h, 16, 50)
+	loadElapsed := time.Since(loadStart)
+	leftAfterLoad := 0
+	eventually(t, 15*time.Second, "every Chrome of the load test closed", func() bool {
+		leftAfterLoad = len(chromeMains(h.cmd.Process.Pid))
+		return leftAfterLoad == 0
+	})
+
 	add("cold first navigate (Chrome launch included)", stats(cold),
 		"launch+connect "+stats(floor.launch)+"; +page+load "+stats(floor.coldNavigate), "≤ 400 ms")
 	add("warm navigate", stats(warm), "rod Navigate+WaitLoad "+stats(floor.warmNavigate), "")
@@ -86,6 +97,15 @@ func TestBenchmarkTable(t *testing.T) {
 	add("browser_service_workers list (50 calls)", stats(workers), "", "")
 	add("event ingestion (5000 console events)", fmt.Sprintf("%.0f events/s, %d lost", ingest, lost), "", "no loss below capacity")
 	add("browser_read_events, 1000 events (20 calls)", stats(reads), "", "")
+	var loadTools []string
+	for tool := range load {
+		loadTools = append(loadTools, tool)
+	}
+	sort.Strings(loadTools)
+	for _, tool := range loadTools {
+		add("HTTP load 16×50: "+tool, stats(load[tool]), "", "zero errors")
+	}
+	add("HTTP load 16×50: whole run", fmt.Sprintf("%s, %d Chromes left after", loadElapsed.Round(time.Millisecond), leftAfterLoad), "", "0 left")
 	add("server RSS while idle", fmt.Sprintf("%.1f MB", float64(rss)/1024), "", "≤ 40 MB")
 	add("Chrome processes per session", fmt.Sprintf("%d processes, %.0f MB PSS", procs, float64(pss)/1024), "", "")
 	add("tools/list answer", fmt.Sprintf("%d bytes, %d tools", len(toolsJSON), len(tools.Tools)), "", "≤ 12 KB for 16 tools")

@@ -7,7 +7,8 @@ import (
 // Manager maps conversations to sessions. Over stdio there is one
 // conversation; over HTTP, one per MCP session. Safe for concurrent use.
 type Manager struct {
-	cfg Config
+	cfg      Config
+	counters *counters
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -15,7 +16,16 @@ type Manager struct {
 
 // NewManager returns a Manager whose sessions share cfg.
 func NewManager(cfg Config) *Manager {
-	return &Manager{cfg: cfg, sessions: map[string]*Session{}}
+	return &Manager{cfg: cfg, sessions: map[string]*Session{}, counters: &counters{max: int64(cfg.MaxBrowsers)}}
+}
+
+// Stats reports the sessions' counts.
+func (m *Manager) Stats() Stats {
+	m.mu.Lock()
+	n := len(m.sessions)
+	m.mu.Unlock()
+	return Stats{Conversations: int64(n), BrowsersRunning: m.counters.browsers.Load(),
+		Launches: m.counters.launches.Load(), Heals: m.counters.heals.Load(), Reaps: m.counters.reaps.Load()}
 }
 
 // Session returns the conversation's session, creating it (without a
@@ -25,7 +35,7 @@ func (m *Manager) Session(id string) *Session {
 	defer m.mu.Unlock()
 	s, ok := m.sessions[id]
 	if !ok {
-		s = newSession(id, m.cfg)
+		s = newSession(id, m.cfg, m.counters)
 		m.sessions[id] = s
 	}
 	return s

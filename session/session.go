@@ -47,7 +47,10 @@ type Config struct {
 	// OnPageEvents is called, at most a few times a second per page, when a
 	// page's event buffer grows; it must not block.
 	OnPageEvents func(sessionID, pageID string)
-	Log          *zap.Logger
+	// MaxBrowsers bounds the conversations that have a browser at once
+	// (--max-sessions); 0 means no limit.
+	MaxBrowsers int
+	Log         *zap.Logger
 }
 
 // Session is one conversation's browser: started by the first call that needs
@@ -76,9 +79,10 @@ type Session struct {
 	released    string // why the last browser was closed, told by the next launch
 	ended       bool
 	settings    settings
+	counters    *counters // shared with the Manager's other sessions
 }
 
-func newSession(id string, cfg Config) *Session {
+func newSession(id string, cfg Config, shared *counters) *Session {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
@@ -89,7 +93,10 @@ func newSession(id string, cfg Config) *Session {
 		cfg.HMRPatterns, _ = CompileHMRPatterns(nil)
 	}
 	cfg.Log = cfg.Log.With(zap.String("session", id))
-	return &Session{ID: id, cfg: cfg, log: cfg.Log, pages: map[string]*Page{}}
+	if shared == nil {
+		shared = &counters{max: int64(cfg.MaxBrowsers)}
+	}
+	return &Session{ID: id, cfg: cfg, log: cfg.Log, pages: map[string]*Page{}, counters: shared}
 }
 
 // CallOptions tell Do what kind of call it runs.
@@ -180,6 +187,7 @@ func (s *Session) reapIfIdle() {
 	idle := s.inFlight == 0 && s.live != nil && time.Since(s.lastCallEnd) >= s.cfg.IdleTimeout
 	s.mu.Unlock()
 	if idle {
+		s.counters.reaps.Add(1)
 		s.releaseLocked(fmt.Sprintf("was closed after %s without calls", s.cfg.IdleTimeout))
 	}
 }
@@ -205,6 +213,7 @@ func (s *Session) releaseLocked(why string) {
 	if live == nil {
 		return
 	}
+	s.counters.release()
 	if err := live.Close(); err != nil {
 		s.log.Warn("close browser", zap.Error(err))
 	}
@@ -253,10 +262,15 @@ func (s *Session) ensure(ctx context.Context, c *Call, idle time.Duration) (*liv
 
 // launchLocked starts a browser on a fresh profile; lifeMu is held.
 func (s *Session) launchLocked(ctx context.Context, c *Call) (*liveBrowser, error) {
-	live, page, err := s.startWithPage(ctx, nil)
-	if err != nil {
+	if err := s.counters.acquire(); err != nil {
 		return nil, err
 	}
+	live, page, err := s.startWithPage(ctx, nil)
+	if err != nil {
+		s.counters.release()
+		return nil, err
+	}
+	s.counters.launches.Add(1)
 	s.mu.Lock()
 	s.live = live
 	s.launches++
@@ -330,8 +344,10 @@ func (s *Session) healLocked(ctx context.Context, c *Call, dead *liveBrowser, wh
 		s.mu.Lock()
 		s.live, s.pages, s.current = nil, map[string]*Page{}, nil
 		s.mu.Unlock()
+		s.counters.release() // the dead browser's slot
 		return nil, err
 	}
+	s.counters.heals.Add(1)
 	s.mu.Lock()
 	s.live = live
 	s.relaunches++

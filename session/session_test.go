@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 
 func newTestSession(t *testing.T, idle time.Duration) *Session {
 	t.Helper()
-	s := newSession("test", Config{Starter: &browser.Launcher{ChromePath: os.Getenv("CHROME_PATH")}, IdleTimeout: idle})
+	s := newSession("test", Config{Starter: &browser.Launcher{ChromePath: os.Getenv("CHROME_PATH")}, IdleTimeout: idle}, nil)
 	t.Cleanup(s.End)
 	return s
 }

@@ -30,6 +30,10 @@ type config struct {
 	noRedact      bool
 	cdpURL        string
 	allowRemote   bool
+	transport     string
+	listen        string
+	maxSessions   int
+	authToken     string
 	version       bool
 }
 
@@ -88,9 +92,13 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&cfg.noRedact, "no-redact", false, "show Authorization, Cookie, Set-Cookie, X-API-Key… values instead of ***")
 	fs.StringVar(&cfg.cdpURL, "cdp-url", "", "attach to a running Chrome at this DevTools endpoint (http://127.0.0.1:9222 or a ws:// URL) instead of launching one; also CDP_HOST / CDP_PORT")
 	fs.BoolVar(&cfg.allowRemote, "allow-remote-cdp", false, "allow a --cdp-url that is not on this machine (a browser pool)")
+	fs.StringVar(&cfg.transport, "transport", "stdio", "stdio (one conversation) or http (MCP streamable HTTP, a Chrome per MCP session)")
+	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:8931", "address of the http transport; beyond loopback it needs --auth-token")
+	fs.IntVar(&cfg.maxSessions, "max-sessions", 16, "conversations that may have a browser at once over http; one more gets SESSION_LIMIT")
+	fs.StringVar(&cfg.authToken, "auth-token", "", "bearer token the http transport requires (Authorization: Bearer …)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: chromekeeper [flags]\n\nAn MCP server (stdio) that gives an agent a real headless Chrome.\n\nFlags (each also read from the environment variable shown):\n")
+		fmt.Fprintf(fs.Output(), "Usage: chromekeeper [flags]\n\nAn MCP server (stdio or streamable HTTP) that gives an agent a real headless Chrome.\n\nFlags (each also read from the environment variable shown):\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			env := ""
 			if name, ok := envNames[f.Name]; ok {
@@ -120,6 +128,18 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		if host != "" || port != "" {
 			cfg.cdpURL = "http://" + net.JoinHostPort(cmp.Or(host, "127.0.0.1"), cmp.Or(port, "9222"))
 		}
+	}
+	switch cfg.transport {
+	case "stdio":
+	case "http":
+		if err := checkListen(cfg); err != nil {
+			return nil, usageError{err}
+		}
+	default:
+		return nil, usageError{fmt.Errorf("--transport must be stdio or http, got %q", cfg.transport)}
+	}
+	if cfg.maxSessions < 0 {
+		return nil, usageError{fmt.Errorf("--max-sessions must not be negative, got %d", cfg.maxSessions)}
 	}
 	if cfg.bufferSize <= 0 {
 		return nil, usageError{fmt.Errorf("--buffer-size must be positive, got %d", cfg.bufferSize)}

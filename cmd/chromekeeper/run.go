@@ -25,8 +25,8 @@ const instructions = "Real Chrome, no session management: the first call starts 
 	"it closes after idling and heals itself after a crash (answers then begin with NOTICE:). " +
 	"Tools act on the current page unless page_id is given."
 
-// run serves MCP on stdin/stdout until stdin closes or ctx ends, then closes
-// every browser it started.
+// run serves MCP on stdin/stdout (until stdin closes) or over HTTP, until ctx
+// ends, then closes every browser it started.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, stderr)
 	if err != nil {
@@ -51,6 +51,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		starter = &browser.Attacher{URL: cfg.cdpURL, AllowRemote: cfg.allowRemote, Log: logger}
 	}
 	subscriptions := tools.NewSubscriptions()
+	maxBrowsers := 0
+	if cfg.transport == "http" {
+		maxBrowsers = cfg.maxSessions
+	}
 	sessions := session.NewManager(session.Config{
 		Starter:      starter,
 		IdleTimeout:  cfg.idleTimeout,
@@ -59,12 +63,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		BufferTTL:    cfg.bufferTTL,
 		NoRedact:     cfg.noRedact,
 		OnPageEvents: subscriptions.PageEvents,
+		MaxBrowsers:  maxBrowsers,
 		Log:          logger,
 	})
 	defer browser.StopGuard()
 	defer sessions.EndAll()
 
-	srv := newServer(sessions, subscriptions, tools.Policy{AllowFileURLs: cfg.allowFileURLs, OutputDir: cfg.outputDir})
+	m := newMetrics(sessions)
+	policy := tools.Policy{AllowFileURLs: cfg.allowFileURLs, OutputDir: cfg.outputDir}
+	srv := newServer(sessions, subscriptions, m, policy, cfg.transport == "http")
+	if cfg.transport == "http" {
+		return serveHTTP(ctx, cfg, srv, sessions, m, logger)
+	}
 	stdio := server.NewStdioServer(srv)
 	stdio.SetErrorLogger(log.New(&zapWriter{logger}, "", 0))
 	logger.Info("serving MCP on stdio", zap.String("version", version), zap.Duration("idleTimeout", cfg.idleTimeout))
@@ -75,24 +85,36 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return nil
 }
 
-func newServer(sessions *session.Manager, subscriptions *tools.Subscriptions, policy tools.Policy) *server.MCPServer {
+// newServer builds the MCP server. A conversation is an MCP session: over
+// stdio there is one ("stdio"); over HTTP each Mcp-Session-Id is one, and
+// its end (DELETE, the transport's idle expiry) closes its browser at once.
+func newServer(sessions *session.Manager, subscriptions *tools.Subscriptions, m *metrics, policy tools.Policy, http bool) *server.MCPServer {
 	hooks := &server.Hooks{}
 	subscriptions.Hooks(hooks)
+	if http {
+		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
+			go sessions.End(cs.SessionID())
+		})
+	}
 	srv := server.NewMCPServer("chromekeeper", version,
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),
 		server.WithHooks(hooks),
+		server.WithToolHandlerMiddleware(m.middleware),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	)
 	subscriptions.Attach(srv)
-	// A conversation is an MCP session; over stdio there is one.
 	conversation := func(ctx context.Context) (*session.Session, error) {
-		id := stdioConversation
-		if cs := server.ClientSessionFromContext(ctx); cs != nil && cs.SessionID() != "" {
-			id = cs.SessionID()
+		cs := server.ClientSessionFromContext(ctx)
+		switch {
+		case !http:
+			return sessions.Session(stdioConversation), nil
+		case cs == nil || cs.SessionID() == "":
+			return nil, session.Errorf(session.CodeInvalidInput, "no MCP session: initialize first and send its Mcp-Session-Id")
+		default:
+			return sessions.Session(cs.SessionID()), nil
 		}
-		return sessions.Session(id), nil
 	}
 	srv.AddTools(tools.All(conversation, policy)...)
 	srv.AddResourceTemplates(tools.Resources(conversation, version)...)

@@ -101,7 +101,7 @@ func (b *Browser) Kill() {
 	b.closeOnce.Do(func() {
 		if b.proc != nil {
 			b.proc.kill()
-			processGuard.untrack(b.proc.pid())
+			processGuard.ungroup(b.proc.pid())
 		}
 		b.Conn.Close()
 	})
@@ -110,8 +110,8 @@ func (b *Browser) Kill() {
 // Close kills the browser and removes its profile.
 func (b *Browser) Close() error {
 	b.Kill()
-	if b.Profile != nil {
-		return b.Profile.Remove()
+	if b.Profile == nil {
+		return nil
 	}
-	return nil
+	return b.Profile.Remove()
 }

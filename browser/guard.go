@@ -35,31 +35,42 @@ func RunGuardIfAsked() {
 	os.Exit(0)
 }
 
-// runGuard reads "track <pgid> <dir>" and "untrack <pgid>" lines until EOF,
-// then cleans up everything still tracked.
+// runGuard reads commands until EOF, then kills every process group and
+// removes every directory still owned. A group is dropped once it is dead
+// (its id may be reused); a directory once it is removed (a relaunch may
+// reuse it between).
+//
+//	group <pgid>   ungroup <pgid>   own "<dir>"   disown "<dir>"
 func runGuard(commands io.Reader) {
-	tracked := map[int]string{}
+	groups, dirs := map[int]bool{}, map[string]bool{}
 	scanner := bufio.NewScanner(commands)
 	for scanner.Scan() {
-		verb, rest, _ := strings.Cut(scanner.Text(), " ")
-		pgidText, dirText, _ := strings.Cut(rest, " ")
-		pgid, err := strconv.Atoi(pgidText)
-		if err != nil || pgid <= 1 {
-			continue
-		}
+		verb, arg, _ := strings.Cut(scanner.Text(), " ")
 		switch verb {
-		case "track":
-			if dir, err := strconv.Unquote(dirText); err == nil {
-				tracked[pgid] = dir
+		case "group", "ungroup":
+			if pgid, err := strconv.Atoi(arg); err == nil && pgid > 1 {
+				groups[pgid] = verb == "group"
 			}
-		case "untrack":
-			delete(tracked, pgid)
+		case "own", "disown":
+			if dir, err := strconv.Unquote(arg); err == nil {
+				dirs[dir] = verb == "own"
+			}
 		}
 	}
-	for pgid, dir := range tracked {
-		killGroup(pgid)
-		awaitGroupGone(pgid, 2*time.Second)
-		_ = os.RemoveAll(dir)
+	for pgid, live := range groups {
+		if live {
+			killGroup(pgid)
+		}
+	}
+	for pgid, live := range groups {
+		if live {
+			awaitGroupGone(pgid, 2*time.Second)
+		}
+	}
+	for dir, owned := range dirs {
+		if owned {
+			_ = os.RemoveAll(dir)
+		}
 	}
 }
 
@@ -73,12 +84,11 @@ type guardian struct {
 
 var processGuard guardian
 
-func (g *guardian) track(pgid int, dir string) {
-	g.send(fmt.Sprintf("track %d %s\n", pgid, strconv.Quote(dir)))
-}
-
-func (g *guardian) untrack(pgid int) {
-	g.send(fmt.Sprintf("untrack %d\n", pgid))
+func (g *guardian) group(pgid int)   { g.send(fmt.Sprintf("group %d\n", pgid)) }
+func (g *guardian) ungroup(pgid int) { g.send(fmt.Sprintf("ungroup %d\n", pgid)) }
+func (g *guardian) own(dir string)   { g.send("own " + strconv.Quote(dir) + "\n") }
+func (g *guardian) disown(dir string) {
+	g.send("disown " + strconv.Quote(dir) + "\n")
 }
 
 // send writes one command, starting the guard on first use. A guard that cannot

@@ -137,7 +137,8 @@ func (l *Launcher) start(ctx context.Context, bin string, profile *Profile, log 
 		_ = fromChrome.Close()
 		return nil, fmt.Errorf("%w %s: %w", ErrLaunch, bin, err)
 	}
-	processGuard.track(proc.pid(), profile.Root)
+	processGuard.own(profile.Root)
+	processGuard.group(proc.pid())
 
 	pipe := newPipeTransport(toChrome, fromChrome)
 	b := newBrowser(newConn(pipe, pipe.Close, log), proc, profile)

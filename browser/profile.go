@@ -18,19 +18,22 @@ type Profile struct {
 	Root string
 }
 
-// maxTempDir is the longest temporary directory a profile is created in:
-// Chrome puts its singleton socket at TMPDIR/org.chromium.Chromium.XXXXXX/
-// SingletonSocket, and a Unix socket path has at most 107 bytes.
-const maxTempDir = 40
+const (
+	// maxSocketPath is the longest Unix socket path (sun_path holds 108 bytes).
+	maxSocketPath = 107
+	// singletonSocket is where, under its TMPDIR, Chrome puts its singleton socket.
+	singletonSocket = "/org.chromium.Chromium.XXXXXX/SingletonSocket"
+)
 
 // NewProfile creates a fresh profile under the system temporary directory,
-// or under /tmp when that one is too long for Chrome's sockets.
+// or under /tmp when that one is too long for Chrome's singleton socket
+// (Chrome aborts at start with "Socket path too long").
 func NewProfile() (*Profile, error) {
-	parent := os.TempDir()
-	if len(parent) > maxTempDir {
-		parent = "/tmp"
+	root, err := os.MkdirTemp("", ProfilePrefix)
+	if err == nil && len((&Profile{Root: root}).TempDir())+len(singletonSocket) > maxSocketPath {
+		_ = os.Remove(root)
+		root, err = os.MkdirTemp("/tmp", ProfilePrefix)
 	}
-	root, err := os.MkdirTemp(parent, ProfilePrefix)
 	if err != nil {
 		return nil, fmt.Errorf("create profile: %w", err)
 	}
@@ -47,13 +50,14 @@ func NewProfile() (*Profile, error) {
 // UserDataDir is Chrome's --user-data-dir.
 func (p *Profile) UserDataDir() string { return filepath.Join(p.Root, "user-data") }
 
-// TempDir is Chrome's TMPDIR.
-func (p *Profile) TempDir() string { return filepath.Join(p.Root, "tmp") }
+// TempDir is Chrome's TMPDIR, short for the sockets Chrome puts in it.
+func (p *Profile) TempDir() string { return filepath.Join(p.Root, "t") }
 
 // Remove deletes the profile and everything in it.
 func (p *Profile) Remove() error {
 	if err := os.RemoveAll(p.Root); err != nil {
 		return fmt.Errorf("remove profile: %w", err)
 	}
+	processGuard.disown(p.Root)
 	return nil
 }

@@ -44,6 +44,7 @@ func startHTTP(t *testing.T, token string, args ...string) *httpServer {
 		args = append(args, "--auth-token", token)
 	}
 	h.cmd = exec.Command(binary, args...)
+	h.cmd.Env = append(os.Environ(), "TMPDIR="+privateTempDir(t))
 	h.cmd.Stderr = h.stderr
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)

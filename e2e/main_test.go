@@ -216,7 +216,8 @@ func startServer(t *testing.T, args ...string) *server {
 func startServerWith(t *testing.T, clientOpts []client.ClientOption, args ...string) *server {
 	t.Helper()
 	s := &server{t: t, stderr: &syncBuffer{}}
-	tr := transport.NewStdioWithOptions(binary, os.Environ(), args,
+	env := append(os.Environ(), "TMPDIR="+privateTempDir(t))
+	tr := transport.NewStdioWithOptions(binary, env, args,
 		transport.WithCommandStderrWriter(s.stderr),
 		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 			s.cmd = exec.Command(command, args...)
@@ -244,6 +245,35 @@ func startServerWith(t *testing.T, clientOpts []client.ClientOption, args ...str
 		t.Fatalf("initialize: %v", err)
 	}
 	return s
+}
+
+// privateTempDir gives one server process a TMPDIR of its own (short: Chrome's
+// socket paths live there) and, once the test and its cleanups are done,
+// fails the test if anything is left in it.
+func privateTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "s-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var files []os.DirEntry
+		var procs []string
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			files, _ = os.ReadDir(dir)
+			if procs = leakcheck.Processes(dir); len(files) == 0 && len(procs) == 0 {
+				break
+			}
+		}
+		for _, e := range files {
+			t.Errorf("the server left %s in its TMPDIR", filepath.Join(dir, e.Name()))
+		}
+		for _, p := range procs {
+			t.Errorf("the server left a process running: %s", p)
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return dir
 }
 
 // stop closes stdin and waits for the server to exit.

@@ -9,6 +9,7 @@ import (
 type Manager struct {
 	cfg      Config
 	counters *counters
+	ending   sync.WaitGroup // sessions being ended, which EndAll waits for
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -46,21 +47,29 @@ func (m *Manager) End(id string) {
 	m.mu.Lock()
 	s, ok := m.sessions[id]
 	delete(m.sessions, id)
+	if ok {
+		m.ending.Add(1)
+	}
 	m.mu.Unlock()
 	if ok {
+		defer m.ending.Done()
 		s.End()
 	}
 }
 
-// EndAll closes every browser, concurrently, and returns when all are gone.
+// EndAll closes every browser, concurrently, and returns when all are gone,
+// those that End was already closing included.
 func (m *Manager) EndAll() {
 	m.mu.Lock()
 	sessions := m.sessions
 	m.sessions = map[string]*Session{}
+	m.ending.Add(len(sessions))
 	m.mu.Unlock()
-	var wg sync.WaitGroup
 	for _, s := range sessions {
-		wg.Go(s.End)
+		go func() {
+			defer m.ending.Done()
+			s.End()
+		}()
 	}
-	wg.Wait()
+	m.ending.Wait()
 }

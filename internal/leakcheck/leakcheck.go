@@ -26,7 +26,8 @@ const grace = 10 * time.Second
 // Run runs m with a private TMPDIR, then the given shutdown functions (such as
 // browser.StopGuard), then the leak check, and returns the exit code for os.Exit.
 func Run(m *testing.M, shutdown ...func()) int {
-	dir, err := os.MkdirTemp("", "ck-test-")
+	// Short: Chrome's singleton socket lives below, and socket paths are short.
+	dir, err := os.MkdirTemp("", "ckt-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "leakcheck:", err)
 		return 1

@@ -107,6 +107,8 @@ func TestAttachObservesTheUsersTabAndLeavesItOpen(t *testing.T) {
 		t.Errorf("status in attach mode: %v", st.Structured)
 	}
 
+	// The user's tab may still be loading when chromekeeper attaches.
+	eventually(t, 10*time.Second, "the user's tab loaded", func() bool { return s.eval("typeof go") == `"function"` })
 	s.ok("browser_watch_network", nil)
 	s.eval("console.log('hello from the user tab'); 1")
 	runNetworkFixture(t, s)

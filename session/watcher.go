@@ -19,6 +19,8 @@ const (
 	WatchBodyBytes = 10 << 10
 	// maxWatched bounds the requests accumulated between two reads.
 	maxWatched = 2000
+	// settleWatched is how long a read waits for requests still in flight.
+	settleWatched = 300 * time.Millisecond
 )
 
 // WatchTypes are the resource types the network watcher knows (seed 000).
@@ -85,6 +87,11 @@ func (w *watcher) watch(types []string) {
 // take returns the accumulated requests and clears them; ok is false when
 // the watcher is not active. It waits briefly for response bodies still being read.
 func (w *watcher) take(ctx context.Context) ([]WatchedRequest, bool) {
+	// A request the page saw finish may not have reported loadingFinished
+	// here yet: give requests in flight a moment to complete.
+	for deadline := time.Now().Add(settleWatched); time.Now().Before(deadline) && w.inFlight() && ctx.Err() == nil; {
+		time.Sleep(10 * time.Millisecond)
+	}
 	done := make(chan struct{})
 	go func() { w.bodies.Wait(); close(done) }()
 	select {
@@ -103,6 +110,13 @@ func (w *watcher) take(ctx context.Context) ([]WatchedRequest, bool) {
 	}
 	w.entries, w.byID = nil, map[string]*WatchedRequest{}
 	return out, true
+}
+
+// inFlight reports whether an HTTP request (not a WebSocket, which stays open) is still pending.
+func (w *watcher) inFlight() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.ContainsFunc(w.entries, func(e *WatchedRequest) bool { return e.State == "pending" && e.ResourceType != "websocket" })
 }
 
 // leaveDocument retires a document: its requests still in flight are dropped

@@ -105,11 +105,34 @@ func TestBenchmarkTable(t *testing.T) {
 	for _, tool := range loadTools {
 		add("HTTP load 16×50: "+tool, stats(load[tool]), "", "zero errors")
 	}
+	add("HTTP: 17th conversation with 16 browsers up", seventeenth(t, h), "", "SESSION_LIMIT")
 	add("HTTP load 16×50: whole run", fmt.Sprintf("%s, %d Chromes left after", loadElapsed.Round(time.Millisecond), leftAfterLoad), "", "0 left")
 	add("server RSS while idle", fmt.Sprintf("%.1f MB", float64(rss)/1024), "", "≤ 40 MB")
 	add("Chrome processes per session", fmt.Sprintf("%d processes, %.0f MB PSS", procs, float64(pss)/1024), "", "")
 	add("tools/list answer", fmt.Sprintf("%d bytes, %d tools", len(toolsJSON), len(tools.Tools)), "", "≤ 12 KB for 16 tools")
 	printTable(rows)
+}
+
+// seventeenth opens 16 conversations with a browser each, then asks for a
+// 17th browser, which the default --max-sessions 16 must refuse.
+func seventeenth(t *testing.T, h *httpServer) string {
+	t.Helper()
+	var open []*server
+	for range 16 {
+		s := h.connect(t)
+		s.ok("browser_navigate", map[string]any{"url": fixture.page("/")})
+		open = append(open, s)
+	}
+	extra := h.connect(t)
+	r := extra.call("browser_navigate", map[string]any{"url": fixture.page("/")})
+	for _, s := range append(open, extra) {
+		s.stop()
+	}
+	if r.IsError && strings.HasPrefix(r.Text, "ERROR: SESSION_LIMIT: ") {
+		return "SESSION_LIMIT (" + strings.TrimPrefix(strings.SplitN(r.Text, "\n", 2)[0], "ERROR: SESSION_LIMIT: ") + ")"
+	}
+	t.Errorf("the 17th conversation got:\n%s", r.Text)
+	return "NOT REFUSED"
 }
 
 // eventIngestion logs n console messages in one burst and measures how fast

@@ -98,6 +98,12 @@ func startFixtures(dir string) (*fixtures, error) {
 		w.Header().Set("Cache-Control", "no-cache")
 		fmt.Fprintf(w, serviceWorkerScript, f.swVersion.Load())
 	})
+	// A service worker that caches nothing: the offline check must fail.
+	mux.Handle("/pwa-nocache/", http.StripPrefix("/pwa-nocache/", http.FileServer(http.Dir(filepath.Join(dir, "pwa")))))
+	mux.HandleFunc("/pwa-nocache/sw.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprint(w, networkOnlyWorker)
+	})
 	cached := http.StripPrefix("/cached/", http.FileServer(http.Dir(filepath.Join(dir, "cached"))))
 	mux.HandleFunc("/cached/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=3600")
@@ -165,6 +171,12 @@ self.addEventListener("fetch", (event) => {
   console.log("sw fetch", new URL(event.request.url).pathname);
   event.respondWith(caches.match(event.request).then((hit) => hit || fetch(event.request)));
 });
+`
+
+// networkOnlyWorker controls its pages but caches nothing.
+const networkOnlyWorker = `self.addEventListener("install", () => self.skipWaiting());
+self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
+self.addEventListener("fetch", (event) => event.respondWith(fetch(event.request)));
 `
 
 // requestsSince returns the paths requested after mark (a value of

@@ -283,6 +283,9 @@ func parseConsole(method string, params json.RawMessage, source string) (Console
 			return m, false
 		}
 		e := ev.Entry
+		if e.Source == "network" && strings.HasSuffix(strings.SplitN(e.URL, "?", 2)[0], "/favicon.ico") {
+			return m, false // headless Chrome's own favicon fetch, not the page's
+		}
 		m.Kind, m.Text, m.URL = "log", e.Text, e.URL
 		m.Level = levelOr(consoleLevel[e.Level], "info")
 		if e.LineNumber > 0 {

@@ -35,6 +35,8 @@ type config struct {
 	maxSessions   int
 	authToken     string
 	version       bool
+	// command is a subcommand and its arguments: check URL, call TOOL…; empty serves MCP.
+	command []string
 }
 
 // usageError is a bad command line: exit status 2.
@@ -98,7 +100,10 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.authToken, "auth-token", "", "bearer token the http transport requires (Authorization: Bearer …)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: chromekeeper [flags]\n\nAn MCP server (stdio or streamable HTTP) that gives an agent a real headless Chrome.\n\nFlags (each also read from the environment variable shown):\n")
+		fmt.Fprintf(fs.Output(), "Usage: chromekeeper [flags]                 serve MCP (stdio or streamable HTTP)\n"+
+			"       chromekeeper [flags] check [check flags] URL   PWA checks for CI (check --help)\n"+
+			"       chromekeeper [flags] call [--json] TOOL [key=value …] [-- TOOL …]   run tools in one session\n\n"+
+			"A real headless Chrome for agents, without session management.\n\nFlags (each also read from the environment variable shown):\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			env := ""
 			if name, ok := envNames[f.Name]; ok {
@@ -118,7 +123,12 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		return nil, usageError{err}
 	}
 	if fs.NArg() > 0 {
-		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+		switch fs.Arg(0) {
+		case "check", "call":
+			cfg.command = fs.Args()
+		default:
+			return nil, usageError{fmt.Errorf("unexpected argument %q (subcommands: check, call)", fs.Arg(0))}
+		}
 	}
 	if err := applyEnv(fs); err != nil {
 		return nil, usageError{err}

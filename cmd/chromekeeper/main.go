@@ -22,8 +22,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	var exit exitError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &exit):
+		if exit.err != nil {
+			fmt.Fprintln(os.Stderr, "chromekeeper:", exit.err)
+		}
+		os.Exit(exit.code)
 	case errors.As(err, new(usageError)):
 		fmt.Fprintln(os.Stderr, "chromekeeper:", err)
 		os.Exit(2)

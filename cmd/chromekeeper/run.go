@@ -36,6 +36,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stdout, "chromekeeper", version)
 		return nil
 	}
+	if len(cfg.command) > 0 && cfg.logLevel == "info" {
+		cfg.logLevel = "warn" // a command's output is its answers
+	}
 	logger, err := newLogger(cfg.logLevel, stderr)
 	if err != nil {
 		return usageError{err}
@@ -72,7 +75,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	m := newMetrics(sessions)
 	policy := tools.Policy{AllowFileURLs: cfg.allowFileURLs, OutputDir: cfg.outputDir}
 	srv := newServer(sessions, subscriptions, m, policy, cfg.transport == "http")
-	if cfg.transport == "http" {
+	switch {
+	case len(cfg.command) > 0 && cfg.command[0] == "check":
+		return runCheck(ctx, cfg.command[1:], sessions, stdout, stderr)
+	case len(cfg.command) > 0 && cfg.command[0] == "call":
+		return runCall(ctx, cfg.command[1:], srv, stdout)
+	case cfg.transport == "http":
 		return serveHTTP(ctx, cfg, srv, sessions, m, logger)
 	}
 	stdio := server.NewStdioServer(srv)

@@ -513,13 +513,19 @@ func TestToolsListFitsTheBudget(t *testing.T) {
 // refusedURL returns a loopback URL whose port nothing listens on.
 func refusedURL(t *testing.T) string {
 	t.Helper()
+	return "http://" + freeAddr(t) + "/"
+}
+
+// freeAddr returns a loopback host:port that nothing listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	return "http://" + addr + "/"
+	return addr
 }
 
 // toolNames are the tools, the six core tools of issue 2 first.

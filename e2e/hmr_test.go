@@ -31,13 +31,9 @@ func startVite(t *testing.T) (string, string) {
 	if err := os.CopyFS(app, os.DirFS(filepath.Join("testdata", "vite"))); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
-	cmd := exec.Command("node", viteBin, app, "--host", "127.0.0.1", "--port", fmt.Sprint(port), "--strictPort", "--clearScreen", "false")
+	addr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command("node", viteBin, app, "--host", "127.0.0.1", "--port", port, "--strictPort", "--clearScreen", "false")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -58,7 +54,7 @@ func startVite(t *testing.T) (string, string) {
 			fmt.Fprintln(logs, scanner.Text())
 		}
 	}()
-	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	url := "http://" + addr + "/"
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

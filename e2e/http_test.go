@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,12 +31,7 @@ type httpServer struct {
 // startHTTP starts chromekeeper --transport http on a free loopback port.
 func startHTTP(t *testing.T, token string, args ...string) *httpServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
+	addr := freeAddr(t)
 	h := &httpServer{base: "http://" + addr, token: token, stderr: &syncBuffer{}}
 	args = append([]string{"--transport", "http", "--listen", addr}, args...)
 	if token != "" {

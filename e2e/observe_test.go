@@ -216,15 +216,7 @@ func TestEventsResourceNotifiesSubscribersAndHARParses(t *testing.T) {
 	t.Parallel()
 	// resources/subscribe is the legacy protocol's way; 2026-07-28 has subscriptions/listen.
 	s := startServerWith(t, []client.ClientOption{client.WithProtocolVersion("2025-11-25")})
-	var mu sync.Mutex
-	var updated []string
-	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == "notifications/resources/updated" {
-			mu.Lock()
-			updated = append(updated, fmt.Sprint(n.Params.AdditionalFields["uri"]))
-			mu.Unlock()
-		}
-	})
+	updated := collectUpdates(s)
 	s.ok("browser_navigate", map[string]any{"url": fixture.page("/network.html")})
 
 	templates, err := s.client.ListResourceTemplates(t.Context(), mcp.ListResourceTemplatesRequest{})
@@ -246,9 +238,8 @@ func TestEventsResourceNotifiesSubscribersAndHARParses(t *testing.T) {
 	}
 	s.eval("console.log('wake the subscriber'); 1")
 	eventually(t, 5*time.Second, "notifications/resources/updated for cdp://events/p1", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(updated) > 0 && updated[0] == "cdp://events/p1"
+		uris := updated()
+		return len(uris) > 0 && uris[0] == "cdp://events/p1"
 	})
 
 	read := mcp.ReadResourceRequest{}
@@ -319,15 +310,7 @@ func TestEventsResourceNotifiesSubscribersAndHARParses(t *testing.T) {
 func TestEventsResourceNotifiesAModernListener(t *testing.T) {
 	t.Parallel()
 	s := startServer(t) // 2026-07-28: no handshake, subscriptions/listen
-	var mu sync.Mutex
-	var updated []string
-	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == "notifications/resources/updated" {
-			mu.Lock()
-			updated = append(updated, fmt.Sprint(n.Params.AdditionalFields["uri"]))
-			mu.Unlock()
-		}
-	})
+	updated := collectUpdates(s)
 	s.ok("browser_navigate", map[string]any{"url": fixture.page("/")})
 	stop, err := s.client.ListenAsync(t.Context(), mcp.SubscriptionFilter{ResourceSubscriptions: []string{"cdp://events/p1"}}, nil)
 	if err != nil {
@@ -336,10 +319,28 @@ func TestEventsResourceNotifiesAModernListener(t *testing.T) {
 	defer stop()
 	eventually(t, 5*time.Second, "a notification after the page logs", func() bool {
 		s.eval("console.log('for the listener'); 1")
+		uris := updated()
+		return len(uris) > 0 && uris[0] == "cdp://events/p1"
+	})
+}
+
+// collectUpdates records the URIs of notifications/resources/updated the
+// client receives; the returned function reads them.
+func collectUpdates(s *server) func() []string {
+	var mu sync.Mutex
+	var uris []string
+	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/resources/updated" {
+			mu.Lock()
+			uris = append(uris, fmt.Sprint(n.Params.AdditionalFields["uri"]))
+			mu.Unlock()
+		}
+	})
+	return func() []string {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(updated) > 0 && updated[0] == "cdp://events/p1"
-	})
+		return append([]string(nil), uris...)
+	}
 }
 
 func truncateForLog(s string) string {

@@ -204,15 +204,19 @@ type consoleAPICalled struct {
 }
 
 type exceptionThrown struct {
-	Timestamp        float64 `json:"timestamp"`
-	ExceptionDetails struct {
-		Text         string        `json:"text"`
-		URL          string        `json:"url"`
-		LineNumber   int           `json:"lineNumber"`
-		ColumnNumber int           `json:"columnNumber"`
-		StackTrace   *stackTrace   `json:"stackTrace"`
-		Exception    *remoteObject `json:"exception"`
-	} `json:"exceptionDetails"`
+	Timestamp        float64          `json:"timestamp"`
+	ExceptionDetails exceptionDetails `json:"exceptionDetails"`
+}
+
+// exceptionDetails is Runtime.ExceptionDetails: of an uncaught exception, or
+// of a thrown evaluation.
+type exceptionDetails struct {
+	Text         string        `json:"text"`
+	URL          string        `json:"url"`
+	LineNumber   int           `json:"lineNumber"`
+	ColumnNumber int           `json:"columnNumber"`
+	StackTrace   *stackTrace   `json:"stackTrace"`
+	Exception    *remoteObject `json:"exception"`
 }
 
 type logEntryAdded struct {

@@ -74,7 +74,7 @@ type evalAnswer struct {
 		ObjectID    string          `json:"objectId"`
 		Deep        *serializedNode `json:"deepSerializedValue"`
 	} `json:"result"`
-	ExceptionDetails *proto.RuntimeExceptionDetails `json:"exceptionDetails"`
+	ExceptionDetails *exceptionDetails `json:"exceptionDetails"`
 }
 
 // Eval evaluates expression in the page's main world; see evaluator.eval.
@@ -188,13 +188,13 @@ func (e evaluator) releaseObjects() {
 }
 
 // exceptionError describes a thrown value: the message, then the first stack frames.
-func exceptionError(d *proto.RuntimeExceptionDetails, timeout time.Duration) error {
+func exceptionError(d *exceptionDetails, timeout time.Duration) error {
 	text := d.Text
 	if d.Exception != nil {
 		if d.Exception.Description != "" {
 			text = d.Exception.Description
-		} else if !d.Exception.Value.Nil() {
-			text = "Uncaught " + d.Exception.Value.JSON("", "")
+		} else if len(d.Exception.Value) > 0 {
+			text = "Uncaught " + string(d.Exception.Value)
 		}
 	}
 	lines := strings.Split(text, "\n")
@@ -208,17 +208,8 @@ func exceptionError(d *proto.RuntimeExceptionDetails, timeout time.Duration) err
 			stack = append(stack, line)
 		}
 	}
-	if len(stack) == 0 && d.StackTrace != nil {
-		for _, f := range d.StackTrace.CallFrames {
-			if len(stack) == stackFrames {
-				break
-			}
-			name := f.FunctionName
-			if name == "" {
-				name = "<anonymous>"
-			}
-			stack = append(stack, fmt.Sprintf("at %s (%s:%d:%d)", name, f.URL, f.LineNumber+1, f.ColumnNumber+1))
-		}
+	if len(stack) == 0 {
+		stack = d.StackTrace.frames()
 	}
 	if len(stack) == 0 && d.LineNumber+d.ColumnNumber > 0 {
 		stack = append(stack, fmt.Sprintf("at line %d, column %d of the expression", d.LineNumber+1, d.ColumnNumber+1))

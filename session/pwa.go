@@ -372,27 +372,13 @@ func (c *Call) NetworkSources(p *Page, includeWorkers bool) []Request {
 	if !includeWorkers || c.live == nil {
 		return reqs
 	}
-	regs := c.live.sw.snapshot()
 	for _, w := range c.live.attachedWorkers() {
-		if w.Owner == p.TargetID || w.Type == TypeServiceWorker && serves(regs, w.TargetID, w.URL, pageURL) {
+		if w.Owner == p.TargetID || w.Type == TypeServiceWorker && c.live.serves(w, pageURL) {
 			reqs = append(reqs, w.net.list(func(r *Request) bool { return !isFavicon(r) })...)
 		}
 	}
 	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].Started.Before(reqs[j].Started) })
 	return reqs
-}
-
-// serves reports whether the service worker in targetID (script scriptURL)
-// has a scope covering pageURL; without a registration, same origin decides.
-func serves(regs []Registration, targetID, scriptURL, pageURL string) bool {
-	for _, reg := range regs {
-		for _, v := range reg.Versions {
-			if v.TargetID == targetID {
-				return strings.HasPrefix(pageURL, reg.Scope)
-			}
-		}
-	}
-	return sameOrigin(scriptURL, pageURL)
 }
 
 func sameOrigin(x, y string) bool {

@@ -128,6 +128,8 @@ func (l *Launcher) start(ctx context.Context, bin string, profile *Profile, log 
 	cmd := exec.Command(bin, l.Flags(profile)...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+profile.TempDir())
 	cmd.Stderr = stderr // never our stdout: it carries the MCP stream
+	// A helper that left the group could hold stderr open: Wait must not hang on it.
+	cmd.WaitDelay = 2 * time.Second
 	cmd.ExtraFiles = []*os.File{chromeIn, chromeOut}
 	proc, err := startProcess(cmd)
 	_ = chromeIn.Close()

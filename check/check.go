@@ -281,10 +281,10 @@ func (r *runner) console(ctx context.Context) Result {
 func (r *runner) offline(ctx context.Context) Result {
 	var res Result
 	err := r.onPage(ctx, session.CallOptions{}, func(ctx context.Context, c *session.Call, p *session.Page) error {
-		if _, err := c.SetOffline(ctx, true); err != nil {
-			return err
+		defer c.SetOffline(context.WithoutCancel(ctx), false)
+		if change := c.SetOffline(ctx, true); len(change.Failed) > 0 {
+			return fmt.Errorf("going offline failed for %s", strings.Join(change.Failed, "; "))
 		}
-		defer func() { _, _ = c.SetOffline(context.WithoutCancel(ctx), false) }()
 		nav, err := withTimeout(ctx, r.opts.Timeout, func(ctx context.Context) (*session.Navigation, error) {
 			return p.Reload(ctx, false, session.WaitLoad)
 		})
@@ -314,10 +314,10 @@ func (r *runner) offlineURLs(ctx context.Context) Result {
 	var evidence []string
 	ok := true
 	err := r.onPage(ctx, session.CallOptions{Navigates: true}, func(ctx context.Context, c *session.Call, p *session.Page) error {
-		if _, err := c.SetOffline(ctx, true); err != nil {
-			return err
+		defer c.SetOffline(context.WithoutCancel(ctx), false)
+		if change := c.SetOffline(ctx, true); len(change.Failed) > 0 {
+			return fmt.Errorf("going offline failed for %s", strings.Join(change.Failed, "; "))
 		}
-		defer func() { _, _ = c.SetOffline(context.WithoutCancel(ctx), false) }()
 		for _, u := range r.opts.OfflineURLs {
 			nav, err := withTimeout(ctx, r.opts.Timeout, func(ctx context.Context) (*session.Navigation, error) {
 				return p.Navigate(ctx, u, session.WaitLoad)

@@ -59,8 +59,8 @@ func (c *Call) lookup(id string) (*Page, error) {
 // adoptLocked registers pages the browser opened by itself (popups,
 // window.open) so that they get short ids; s.mu is held.
 func (c *Call) adoptLocked() {
-	if c.live == nil {
-		return
+	if c.live == nil || c.live != c.s.live || c.live.Gone() {
+		return // a browser replaced under this call: its pages are not the session's
 	}
 	known := map[*Page]bool{}
 	for id, p := range c.s.pages {

@@ -55,16 +55,26 @@ func startLive(ctx context.Context, cfg Config, reuse *browser.Profile, st *sett
 	// requests; chromekeeper only observes.
 	attach.WaitForDebuggerOnStart = !b.Attached()
 	if err := attach.Call(b.Conn.Session(ctx, "")); err != nil {
-		b.Kill()
+		lb.abandon(reuse)
 		return nil, fmt.Errorf("attach to targets: %w", err)
 	}
 	if !b.Attached() {
 		if err := lb.interceptBrowserRequests(ctx); err != nil {
-			b.Kill()
+			lb.abandon(reuse)
 			return nil, err
 		}
 	}
 	return lb, nil
+}
+
+// abandon ends a browser that failed to start: its profile goes with it,
+// unless it was one handed in for reuse (the caller decides about that one).
+func (lb *liveBrowser) abandon(reuse *browser.Profile) {
+	if reuse == nil {
+		_ = lb.Close()
+		return
+	}
+	lb.Kill()
 }
 
 func (lb *liveBrowser) onBrowserEvent(e browser.Event) {
@@ -283,10 +293,12 @@ func (lb *liveBrowser) detach(sessionID string) {
 }
 
 // failedUnder reports whether err, returned by a call, means the browser itself
-// is gone or hung rather than one page being slow; a hung browser is killed
-// here so that the retry relaunches it.
+// is gone or hung rather than one page being slow; such a browser is killed
+// here (it may still look alive for a moment after its connection broke) so
+// that the retry relaunches it.
 func (lb *liveBrowser) failedUnder(ctx context.Context, err error) bool {
 	if errors.Is(err, browser.ErrConnectionLost) || lb.Gone() {
+		lb.Kill()
 		return true
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {

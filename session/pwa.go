@@ -122,25 +122,30 @@ func controlledBy(regs []Registration, targetID string) []string {
 }
 
 // SetOffline turns offline mode on or off for every target of the session,
-// now and later: pages, service workers, workers and frames. It returns the
-// ids it covers.
-func (c *Call) SetOffline(ctx context.Context, offline bool) ([]string, error) {
+// now and later: pages, service workers, workers and frames. A target that
+// could not be switched (one detaching as it was asked) is reported, not fatal.
+func (c *Call) SetOffline(ctx context.Context, offline bool) OfflineChange {
 	if c.live == nil {
-		c.s.settings.mu.Lock()
-		c.s.settings.offline = offline
-		c.s.settings.mu.Unlock()
-		return nil, nil
+		return c.s.settings.setOffline(ctx, offline, func() []targetSession { return nil })
 	}
-	c.s.mu.Lock()
-	c.adoptLocked()
-	c.s.mu.Unlock()
-	targets := c.live.targetSessions(ctx, func(p *Page) string {
-		if p.ID == "" {
-			return p.TargetID
-		}
-		return p.ID
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return c.s.settings.setOffline(ctx, offline, func() []targetSession {
+		c.s.mu.Lock()
+		c.adoptLocked()
+		c.s.mu.Unlock()
+		return c.live.targetSessions(ctx, c.pageIDOrTarget)
 	})
-	return c.s.settings.setOffline(ctx, offline, targets)
+}
+
+// pageIDOrTarget names a page by its short id, or by its target id before it has one.
+func (c *Call) pageIDOrTarget(p *Page) string {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	if p.ID == "" {
+		return p.TargetID
+	}
+	return p.ID
 }
 
 // Offline reports whether offline mode is on.

@@ -301,11 +301,7 @@ func (s *Session) startWithPage(ctx context.Context, profile *browser.Profile) (
 	}
 	page, err := live.initialPage(ctx)
 	if err != nil {
-		if profile == nil {
-			_ = live.Close()
-		} else {
-			live.Kill() // the caller decides about a profile it passed in
-		}
+		live.abandon(profile)
 		return nil, nil, err
 	}
 	return live, page, nil
@@ -442,8 +438,13 @@ func pruneBefore(times []time.Time, cutoff time.Time) []time.Time {
 }
 
 // registerLocked gives a page its short id (a new one when id is empty) and
-// makes it current; s.mu is held.
+// makes it current; s.mu is held. A page registered already (adopted by a
+// concurrent call, say) keeps its id: ids never change.
 func (s *Session) registerLocked(p *Page, id string) {
+	if p.ID != "" && s.pages[p.ID] == p {
+		s.touchLocked(p.ID)
+		return
+	}
 	if id == "" {
 		s.nextPage++
 		id = "p" + strconv.Itoa(s.nextPage)

@@ -16,11 +16,16 @@ const UpdateCheckLeak = "service-worker update checks of an existing registratio
 // settings are the conversation's browser settings. Every target gets them
 // before it runs, and they outlive a relaunch: a healed browser's targets are
 // configured from the same settings.
+//
+// No lock is held across a CDP call (the event dispatcher reads these
+// settings): a change bumps gen, and a target whose configuration raced
+// with a change applies the settings again.
 type settings struct {
-	// mu is held while settings are applied, so that a target being
-	// configured and a change of setting never miss each other.
-	mu         sync.Mutex
+	change sync.Mutex // serializes setOffline calls, CDP calls included
+
+	mu         sync.Mutex // short-held
 	offline    bool
+	gen        uint64          // bumped on every change
 	configured map[string]bool // CDP session ids that carry the current settings
 }
 
@@ -51,19 +56,32 @@ func applyOffline(ctx context.Context, c proto.Client, sessionID string, offline
 	return err
 }
 
-// configure applies the settings to a target that has not run yet. Its
-// Network domain must be enabled.
+// configure applies the settings to a target that has not run yet (its
+// Network domain enabled) and records it as configured. If the settings
+// change meanwhile, it applies them again.
 func (st *settings) configure(ctx context.Context, c proto.Client, sessionID string) error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.configured == nil {
-		st.configured = map[string]bool{}
+	applied := false // a fresh target is online
+	for {
+		st.mu.Lock()
+		offline, gen := st.offline, st.gen
+		st.mu.Unlock()
+		if offline != applied {
+			if err := applyOffline(ctx, c, sessionID, offline); err != nil {
+				return err
+			}
+			applied = offline
+		}
+		st.mu.Lock()
+		if st.gen == gen {
+			if st.configured == nil {
+				st.configured = map[string]bool{}
+			}
+			st.configured[sessionID] = true
+			st.mu.Unlock()
+			return nil
+		}
+		st.mu.Unlock()
 	}
-	st.configured[sessionID] = true
-	if !st.offline {
-		return nil // a fresh target is online: nothing to undo
-	}
-	return applyOffline(ctx, c, sessionID, true)
 }
 
 // forget drops a detached target.
@@ -80,22 +98,37 @@ type targetSession struct {
 	client    proto.Client
 }
 
-// setOffline switches offline mode and applies it to every configured target
-// among targets, concurrently. It returns the short ids it covered; a target
-// still being configured is covered by configure itself.
-func (st *settings) setOffline(ctx context.Context, offline bool, targets []targetSession) (covered []string, err error) {
+// OfflineChange says what switching offline mode reached.
+type OfflineChange struct {
+	Covered []string // short ids of the targets now in the new mode
+	Failed  []string // "id: error" for targets that could not be switched (one detaching, say)
+}
+
+// setOffline switches offline mode and applies it to every configured
+// target, concurrently. targets is read after the switch, so a target that
+// attaches meanwhile is either listed or configured with the new mode.
+func (st *settings) setOffline(ctx context.Context, offline bool, targets func() []targetSession) OfflineChange {
+	st.change.Lock()
+	defer st.change.Unlock()
 	st.mu.Lock()
-	defer st.mu.Unlock()
 	st.offline = offline
+	st.gen++
+	st.mu.Unlock()
+
+	var change OfflineChange
 	type outcome struct {
 		id  string
 		err error
 	}
-	results := make(chan outcome, len(targets))
+	list := targets()
+	results := make(chan outcome, len(list))
 	n := 0
-	for _, t := range targets {
-		if !st.configured[t.sessionID] {
-			covered = append(covered, t.id)
+	for _, t := range list {
+		st.mu.Lock()
+		configured := st.configured[t.sessionID]
+		st.mu.Unlock()
+		if !configured {
+			change.Covered = append(change.Covered, t.id) // its configure applies the new mode
 			continue
 		}
 		n++
@@ -103,14 +136,13 @@ func (st *settings) setOffline(ctx context.Context, offline bool, targets []targ
 	}
 	for range n {
 		r := <-results
-		if r.err != nil && err == nil {
-			err = r.err
-		}
-		if r.err == nil {
-			covered = append(covered, r.id)
+		if r.err != nil {
+			change.Failed = append(change.Failed, r.id+": "+protocolMessage(r.err))
+		} else {
+			change.Covered = append(change.Covered, r.id)
 		}
 	}
-	return covered, err
+	return change
 }
 
 func (st *settings) isOffline() bool {

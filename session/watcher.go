@@ -67,6 +67,10 @@ type watcher struct {
 	byID    map[string]*WatchedRequest
 	seq     int
 	retired map[string]bool // loader ids of documents the page has left
+	// reading counts response bodies being read; readDone is closed when
+	// it falls back to zero.
+	reading  int
+	readDone chan struct{}
 	// extra holds wire headers from *ExtraInfo events that came before their
 	// request or response; Cookie and Set-Cookie appear only there.
 	extra  map[string]extraHeaders
@@ -92,12 +96,16 @@ func (w *watcher) take(ctx context.Context) ([]WatchedRequest, bool) {
 	for deadline := time.Now().Add(settleWatched); time.Now().Before(deadline) && w.inFlight() && ctx.Err() == nil; {
 		time.Sleep(10 * time.Millisecond)
 	}
-	done := make(chan struct{})
-	go func() { w.bodies.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-	case <-ctx.Done():
+	w.mu.Lock()
+	done := w.readDone
+	reading := w.reading > 0
+	w.mu.Unlock()
+	if reading {
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -270,18 +278,22 @@ func (w *watcher) onEvent(e browser.Event, fetchBody func(ctx context.Context, r
 			return
 		}
 		// Read the body now: Chrome forgets it once the next document commits.
-		w.bodies.Add(1)
+		if w.reading == 0 {
+			w.readDone = make(chan struct{})
+		}
+		w.reading++
 		go func() {
-			defer w.bodies.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
 			defer cancel()
 			body, _, err := fetchBody(ctx, ev.RequestID)
-			if err != nil {
-				return
-			}
 			w.mu.Lock()
 			defer w.mu.Unlock()
-			r.ResponseBody, r.ResponseTruncated = capBody(body)
+			if err == nil {
+				r.ResponseBody, r.ResponseTruncated = capBody(body)
+			}
+			if w.reading--; w.reading == 0 {
+				close(w.readDone)
+			}
 		}()
 	case "Network.loadingFailed":
 		var ev loadingFailed

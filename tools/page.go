@@ -158,12 +158,13 @@ func (t *toolset) screenshot() server.ServerTool {
 		if err := a.problem(); err != nil {
 			return toResult(nil, nil, err), nil
 		}
-		var path string
+		var file *outputFile
 		if saveTo != "" {
-			var err error
-			if path, err = t.policy.outputFile(saveTo); err != nil {
+			f, err := t.policy.outputFile(saveTo)
+			if err != nil {
 				return toResult(nil, nil, err), nil
 			}
+			file = &f
 		}
 		return t.onPage(ctx, session.CallOptions{}, pageID, func(ctx context.Context, c *session.Call, p *session.Page) (*answer, error) {
 			shot, err := withTimeout(ctx, defaultTimeoutMS*time.Millisecond, func(ctx context.Context) (*session.Screenshot, error) {
@@ -172,7 +173,7 @@ func (t *toolset) screenshot() server.ServerTool {
 			if err != nil {
 				return nil, err
 			}
-			return screenshotAnswer(p.ID, shot, path)
+			return screenshotAnswer(p.ID, shot, file)
 		})
 	}}
 }
@@ -187,9 +188,9 @@ type screenshotResult struct {
 	Clipped bool   `json:"clipped,omitempty"`
 }
 
-func screenshotAnswer(pageID string, shot *session.Screenshot, path string) (*answer, error) {
+func screenshotAnswer(pageID string, shot *session.Screenshot, file *outputFile) (*answer, error) {
 	res := screenshotResult{Page: pageID, Format: shot.Format, Width: shot.Width, Height: shot.Height,
-		Bytes: len(shot.Data), Saved: path, Clipped: shot.Clipped}
+		Bytes: len(shot.Data), Clipped: shot.Clipped}
 	a := &answer{summary: "Screenshot captured", data: res, lines: []string{
 		line("Page", pageID),
 		fmt.Sprintf("Size: %dx%d %s, %d bytes", shot.Width, shot.Height, shot.Format, len(shot.Data)),
@@ -200,12 +201,14 @@ func screenshotAnswer(pageID string, shot *session.Screenshot, path string) (*an
 	if shot.Clipped {
 		a.lines = append(a.lines, fmt.Sprintf("Clipped: cut at %d px high", session.MaxScreenshotHeight))
 	}
-	if path != "" {
-		if err := writeOutputFile(path, shot.Data); err != nil {
+	if file != nil {
+		if err := file.write(shot.Data); err != nil {
 			return nil, err
 		}
+		res.Saved = file.Path()
+		a.data = res
 		a.summary = "Screenshot saved"
-		a.lines = append(a.lines, line("Saved", path))
+		a.lines = append(a.lines, line("Saved", res.Saved))
 		return a, nil
 	}
 	a.extra = []mcp.Content{mcp.NewImageContent(base64.StdEncoding.EncodeToString(shot.Data), "image/"+shot.Format)}

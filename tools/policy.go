@@ -98,12 +98,21 @@ func defaultScheme(hostAndPath string) string {
 	return "https://"
 }
 
-// outputFile resolves name under OutputDir, creating parent directories, and
-// refuses any path that leaves it, lexically or through a symbolic link.
-func (p Policy) outputFile(name string) (string, error) {
+// outputFile is a file to write under OutputDir, as a path relative to it.
+type outputFile struct {
+	root string // absolute OutputDir
+	rel  string
+}
+
+// Path is the file's absolute path, for the answer.
+func (o outputFile) Path() string { return filepath.Join(o.root, o.rel) }
+
+// outputFile checks that name stays under OutputDir (lexically here; write
+// holds it there through symbolic links too).
+func (p Policy) outputFile(name string) (outputFile, error) {
 	root, err := filepath.Abs(p.OutputDir)
 	if err != nil {
-		return "", fmt.Errorf("resolve output dir: %w", err)
+		return outputFile{}, fmt.Errorf("resolve output dir: %w", err)
 	}
 	target := name
 	if !filepath.IsAbs(target) {
@@ -111,35 +120,41 @@ func (p Policy) outputFile(name string) (string, error) {
 	}
 	target = filepath.Clean(target)
 	if !within(root, target) || target == root {
-		return "", escapeError(name, root)
+		return outputFile{}, escapeError(name, root)
 	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return "", fmt.Errorf("create output directory: %w", err)
-	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return "", fmt.Errorf("resolve output dir: %w", err)
-	}
-	realDir, err := filepath.EvalSymlinks(filepath.Dir(target))
-	if err != nil || !within(realRoot, realDir) {
-		return "", escapeError(name, root)
-	}
-	return filepath.Join(realDir, filepath.Base(target)), nil
+	rel, _ := filepath.Rel(root, target)
+	return outputFile{root: root, rel: rel}, nil
 }
 
-// writeOutputFile writes data to a path from outputFile without following a
-// symbolic link planted at the final name.
-func writeOutputFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|syscall.O_NOFOLLOW, 0o644)
-	if errors.Is(err, syscall.ELOOP) {
-		return session.Errorf(session.CodeSecurityBlocked, "%s is a symbolic link; not writing through it", path)
+// write creates the file and its directories through an os.Root, which
+// refuses any step, symbolic links included, that would leave OutputDir.
+func (o outputFile) write(data []byte) error {
+	if err := os.MkdirAll(o.root, 0o755); err != nil {
+		return fmt.Errorf("create output directory: %w", err)
 	}
+	root, err := os.OpenRoot(o.root)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("open output directory: %w", err)
+	}
+	defer root.Close()
+	blocked := func(err error) error {
+		if errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.ELOOP) || strings.Contains(err.Error(), "escapes") {
+			return escapeError(o.rel, o.root)
+		}
+		return fmt.Errorf("write %s: %w", o.Path(), err)
+	}
+	if dir := filepath.Dir(o.rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return blocked(err)
+		}
+	}
+	f, err := root.OpenFile(o.rel, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return blocked(err)
 	}
 	if _, err := f.Write(data); err != nil {
 		_ = f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", o.Path(), err)
 	}
 	return f.Close()
 }

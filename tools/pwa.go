@@ -19,7 +19,7 @@ func (t *toolset) setOffline() server.ServerTool {
 	tool := mcp.NewTool("browser_set_offline",
 		mcp.WithDescription("Offline on/off for every page, service worker and worker, now and later."),
 		mcp.WithBoolean("offline", mcp.Required()),
-		mcp.WithRawOutputSchema(outputSchema("offline:boolean", "covers:array", "notCovered:string")),
+		mcp.WithRawOutputSchema(outputSchema("offline:boolean", "covers:array", "failed:array", "notCovered:string")),
 		annotations(false),
 	)
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -32,24 +32,25 @@ func (t *toolset) setOffline() server.ServerTool {
 			return toResult(nil, nil, err), nil
 		}
 		return t.run(ctx, session.CallOptions{}, func(ctx context.Context, c *session.Call) (*answer, error) {
-			covered, err := c.SetOffline(ctx, offline)
-			if err != nil {
-				return nil, err
-			}
-			sort.Strings(covered)
+			change := c.SetOffline(ctx, offline)
+			sort.Strings(change.Covered)
 			state := "online"
 			if offline {
 				state = "offline"
 			}
-			return &answer{
+			a := &answer{
 				summary: "Browser is " + state,
 				lines: []string{
 					line("Offline", offline),
-					line("Covers", strings.Join(covered, ", ")+" and every page, worker and frame opened later, and new service-worker registrations"),
+					line("Covers", strings.Join(change.Covered, ", ")+" and every page, worker and frame opened later, and new service-worker registrations"),
 					line("Not covered", session.UpdateCheckLeak),
 				},
-				data: setOfflineResult{Offline: offline, Covers: covered, NotCovered: session.UpdateCheckLeak},
-			}, nil
+				data: setOfflineResult{Offline: offline, Covers: change.Covered, Failed: change.Failed, NotCovered: session.UpdateCheckLeak},
+			}
+			for _, f := range change.Failed {
+				a.lines = append(a.lines, line("Could not switch", f))
+			}
+			return a, nil
 		})
 	}}
 }
@@ -57,6 +58,7 @@ func (t *toolset) setOffline() server.ServerTool {
 type setOfflineResult struct {
 	Offline    bool     `json:"offline"`
 	Covers     []string `json:"covers"`
+	Failed     []string `json:"failed,omitempty"`
 	NotCovered string   `json:"notCovered"`
 }
 

@@ -160,26 +160,43 @@ func TestNavigationURL(t *testing.T) {
 
 func TestOutputFileStaysInsideTheOutputDir(t *testing.T) {
 	root := t.TempDir()
-	if err := os.Symlink("/etc", filepath.Join(root, "out")); err != nil {
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
 		t.Fatal(err)
 	}
 	p := Policy{OutputDir: root}
 	for _, name := range []string{"a.png", "deep/er/b.png", filepath.Join(root, "c.png")} {
-		got, err := p.outputFile(name)
-		if err != nil || !strings.HasPrefix(got, root) {
-			t.Errorf("outputFile(%q) = %q, %v; want a path under %s", name, got, err, root)
+		f, err := p.outputFile(name)
+		if err != nil {
+			t.Fatalf("outputFile(%q): %v", name, err)
+		}
+		if err := f.write([]byte("x")); err != nil || !strings.HasPrefix(f.Path(), root) {
+			t.Errorf("write %q → %s: %v", name, f.Path(), err)
 		}
 	}
-	for _, name := range []string{"../x.png", "/etc/x.png", "out/x.png", "a/../../x.png", "."} {
+	for _, name := range []string{"../x.png", "/etc/x.png", "a/../../x.png", "."} {
 		if _, err := p.outputFile(name); err == nil || session.AsError(err).Code != session.CodeSecurityBlocked {
 			t.Errorf("outputFile(%q) error = %v, want SECURITY_BLOCKED", name, err)
 		}
 	}
-	target := filepath.Join(root, "planted.png")
-	if err := os.Symlink("/tmp/elsewhere.png", target); err != nil {
+	// Through a symbolic link: refused, and nothing is created outside.
+	for _, name := range []string{"out/x.png", "out/new/dir/x.png"} {
+		f, err := p.outputFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.write([]byte("x")); err == nil || session.AsError(err).Code != session.CodeSecurityBlocked {
+			t.Errorf("write through a symlink (%s): %v, want SECURITY_BLOCKED", name, err)
+		}
+	}
+	if left, _ := os.ReadDir(outside); len(left) != 0 {
+		t.Errorf("writing through a symlink created %v outside the output dir", left)
+	}
+	if err := os.Symlink(filepath.Join(outside, "planted.png"), filepath.Join(root, "planted.png")); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeOutputFile(target, []byte("x")); err == nil || session.AsError(err).Code != session.CodeSecurityBlocked {
+	f, _ := p.outputFile("planted.png")
+	if err := f.write([]byte("x")); err == nil || session.AsError(err).Code != session.CodeSecurityBlocked {
 		t.Errorf("writing through a planted symlink: %v, want SECURITY_BLOCKED", err)
 	}
 }

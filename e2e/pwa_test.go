@@ -272,10 +272,10 @@ func TestWorkersAreListedWithTheirPage(t *testing.T) {
 	s.ok("browser_navigate", map[string]any{"url": fixture.page("/")})
 	s.eval("window.w = new Worker(URL.createObjectURL(new Blob(['onmessage = (e) => postMessage(e.data * 2)']))); 1")
 	var pages string
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(pages, " w1 worker ") && time.Now().Before(deadline) {
+	eventually(t, 5*time.Second, "w1 worker listed", func() bool {
 		pages = s.ok("browser_pages", nil).Text
-	}
+		return strings.Contains(pages, " w1 worker ")
+	})
 	if !regexp.MustCompile(`  w1 worker blob:\S+ of p1`).MatchString(pages) {
 		t.Errorf("the dedicated worker is not listed with its page:\n%s", pages)
 	}
@@ -297,10 +297,10 @@ func TestCrossSiteIframeIsWatchedAndGoesOffline(t *testing.T) {
 	page := "data:text/html," + url.PathEscape(fmt.Sprintf(`<title>host</title><iframe src=%q></iframe>`, frameURL))
 	s.ok("browser_navigate", map[string]any{"url": page})
 	var pages string
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(pages, " f1 iframe ") && time.Now().Before(deadline) {
+	eventually(t, 5*time.Second, "f1 iframe listed", func() bool {
 		pages = s.ok("browser_pages", nil).Text
-	}
+		return strings.Contains(pages, " f1 iframe ")
+	})
 	if !strings.Contains(pages, "  f1 iframe "+frameURL+" of p1") {
 		t.Fatalf("the out-of-process iframe is not listed with its page:\n%s", pages)
 	}

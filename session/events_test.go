@@ -3,6 +3,8 @@ package session
 import (
 	"testing"
 	"time"
+
+	"github.com/chromekeeper/chromekeeper/browser"
 )
 
 func TestEventRingOffsetsDropsAndTTL(t *testing.T) {
@@ -53,5 +55,20 @@ func TestRedact(t *testing.T) {
 		if got[name] != want {
 			t.Errorf("Redact[%s] = %q, want %q", name, got[name], want)
 		}
+	}
+}
+
+func TestCDPEventDecodesOnce(t *testing.T) {
+	e := newCDPEvent(browser.Event{Method: "Network.loadingFailed", Params: []byte(`{"requestId":"7","errorText":"net::ERR_X"}`)})
+	first, ok := decodeAs[loadingFailed](e)
+	again, _ := decodeAs[loadingFailed](e)
+	if !ok || first != again || first.ErrorText != "net::ERR_X" {
+		t.Errorf("decodeAs: %+v ok=%v, same value again: %v", first, ok, first == again)
+	}
+	if ref, ok := decodeAs[requestRef](e); !ok || ref.RequestID != "7" {
+		t.Errorf("another type for the same event: %+v, %v", ref, ok)
+	}
+	if m := e.consoleFrom("page"); m != nil {
+		t.Errorf("a network event parsed as console: %+v", m)
 	}
 }

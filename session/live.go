@@ -168,8 +168,9 @@ func (lb *liveBrowser) attach(ev proto.TargetAttachedToTarget, owner string) {
 			lb.onTargetEvent(e, w.Owner)
 			return
 		}
-		w.onEvent(e)
-		lb.routeEvent(w, e)
+		ce := newCDPEvent(e)
+		w.onEvent(ce)
+		lb.routeEvent(w, ce)
 	})
 	go lb.configureWorker(w, ev.WaitingForDebugger)
 }
@@ -187,7 +188,7 @@ func (lb *liveBrowser) release(sessionID string, waiting bool) {
 
 // routeEvent gives a worker's event to the pages it belongs to: its owner,
 // or for a service or shared worker every page it serves.
-func (lb *liveBrowser) routeEvent(w *Worker, e browser.Event) {
+func (lb *liveBrowser) routeEvent(w *Worker, e *cdpEvent) {
 	o := origin{source: w.ID, targetID: w.TargetID, sessionID: w.sessionID, net: &w.net, redact: lb.observe.redact}
 	for _, p := range lb.attachedPages() {
 		if w.Owner == p.TargetID || w.Owner == "" && lb.serves(w, p.URL()) {

@@ -101,31 +101,45 @@ type loadingFailed struct {
 	Canceled  bool   `json:"canceled"`
 }
 
+// requestRef is any Network event that only names its request.
+type requestRef struct {
+	RequestID string `json:"requestId"`
+}
+
+// webSocketEvent is any of the Network.webSocket* events.
+type webSocketEvent struct {
+	RequestID    string `json:"requestId"`
+	URL          string `json:"url"`
+	ErrorMessage string `json:"errorMessage"`
+	Response     struct {
+		Opcode      int                        `json:"opcode"`
+		PayloadData string                     `json:"payloadData"`
+		Status      int                        `json:"status"`
+		StatusText  string                     `json:"statusText"`
+		Headers     map[string]json.RawMessage `json:"headers"`
+	} `json:"response"`
+}
+
 type loadingFinished struct {
 	RequestID         string  `json:"requestId"`
 	EncodedDataLength float64 `json:"encodedDataLength"`
 }
 
 // onEvent records one Network event; it reports whether the event was one.
-func (n *netLog) onEvent(method string, params json.RawMessage, initiator string) bool {
-	switch method {
+func (n *netLog) onEvent(e *cdpEvent, initiator string) bool {
+	switch e.Method {
 	case "Network.requestWillBeSent":
-		var ev requestWillBeSent
-		if json.Unmarshal(params, &ev) == nil {
+		if ev, ok := decodeAs[requestWillBeSent](e); ok {
 			n.add(&Request{ID: ev.RequestID, URL: ev.Request.URL, Method: ev.Request.Method, Type: ev.Type,
 				Source: SourcePending, Initiator: initiator, Started: time.Now(), loaderID: ev.LoaderID,
 				RequestHeaders: headerMap(ev.Request.Headers), PostData: ev.Request.PostData, InitiatorType: ev.Initiator.Type})
 		}
 	case "Network.requestServedFromCache":
-		var ev struct {
-			RequestID string `json:"requestId"`
-		}
-		if json.Unmarshal(params, &ev) == nil {
+		if ev, ok := decodeAs[requestRef](e); ok {
 			n.with(ev.RequestID, func(r *Request) { r.servedFromCache = true })
 		}
 	case "Network.responseReceived":
-		var ev responseReceived
-		if json.Unmarshal(params, &ev) == nil {
+		if ev, ok := decodeAs[responseReceived](e); ok {
 			n.with(ev.RequestID, func(r *Request) {
 				res := ev.Response
 				r.URL, r.Status, r.MIMEType = res.URL, res.Status, res.MIMEType
@@ -144,8 +158,7 @@ func (n *netLog) onEvent(method string, params json.RawMessage, initiator string
 			})
 		}
 	case "Network.loadingFailed":
-		var ev loadingFailed
-		if json.Unmarshal(params, &ev) == nil {
+		if ev, ok := decodeAs[loadingFailed](e); ok {
 			n.with(ev.RequestID, func(r *Request) {
 				r.Error, r.Finished = ev.ErrorText, time.Now()
 				if r.Status == 0 {
@@ -154,16 +167,11 @@ func (n *netLog) onEvent(method string, params json.RawMessage, initiator string
 			})
 		}
 	case "Network.loadingFinished":
-		var ev loadingFinished
-		if json.Unmarshal(params, &ev) == nil {
+		if ev, ok := decodeAs[loadingFinished](e); ok {
 			n.with(ev.RequestID, func(r *Request) { r.Finished, r.EncodedDataLength = time.Now(), ev.EncodedDataLength })
 		}
 	case "Network.webSocketCreated":
-		var ev struct {
-			RequestID string `json:"requestId"`
-			URL       string `json:"url"`
-		}
-		if json.Unmarshal(params, &ev) == nil {
+		if ev, ok := decodeAs[webSocketEvent](e); ok {
 			n.mu.Lock()
 			if n.wsURL == nil || len(n.wsURL) > maxRequests {
 				n.wsURL = map[string]string{}

@@ -3,8 +3,6 @@ package session
 import (
 	"encoding/json"
 	"strings"
-
-	"github.com/chromekeeper/chromekeeper/browser"
 )
 
 // origin names where an event came from: the page itself or one of its
@@ -19,7 +17,7 @@ type origin struct {
 
 // normalize turns a CDP event into an Event of seed 004's shape; ok is false
 // for events the buffer does not keep. Console messages come pre-parsed.
-func normalize(e browser.Event, o origin, console *ConsoleMessage) (Event, bool) {
+func normalize(e *cdpEvent, o origin, console *ConsoleMessage) (Event, bool) {
 	ev := Event{TargetID: o.targetID, SessionID: o.sessionID, Source: o.source}
 	headers := func(h map[string]json.RawMessage) map[string]string {
 		m := headerMap(h)
@@ -41,15 +39,15 @@ func normalize(e browser.Event, o origin, console *ConsoleMessage) (Event, bool)
 			ev.Stack = &StackRef{URL: console.URL, Line: console.Line, Column: console.Column}
 		}
 	case "Network.requestWillBeSent":
-		var r requestWillBeSent
-		if json.Unmarshal(e.Params, &r) != nil {
+		r, ok := decodeAs[requestWillBeSent](e)
+		if !ok {
 			return ev, false
 		}
 		ev.Kind, ev.RequestID, ev.URL, ev.Method = KindRequest, r.RequestID, r.Request.URL, r.Request.Method
 		ev.ResourceType, ev.Headers, ev.PostDataPreview, ev.Initiator = r.Type, headers(r.Request.Headers), r.Request.PostData, r.Initiator.Type
 	case "Network.responseReceived":
-		var r responseReceived
-		if json.Unmarshal(e.Params, &r) != nil {
+		r, ok := decodeAs[responseReceived](e)
+		if !ok {
 			return ev, false
 		}
 		res := r.Response
@@ -60,31 +58,23 @@ func normalize(e browser.Event, o origin, console *ConsoleMessage) (Event, bool)
 			ev.Method, ev.RemoteAddress = req.Method, req.RemoteAddress
 		}
 	case "Network.loadingFinished":
-		var r loadingFinished
-		if json.Unmarshal(e.Params, &r) != nil {
+		r, ok := decodeAs[loadingFinished](e)
+		if !ok {
 			return ev, false
 		}
 		ev.Kind, ev.RequestID, ev.EncodedDataLength = KindLoadingFinished, r.RequestID, r.EncodedDataLength
 		ev.URL = o.net.urlOf(r.RequestID)
 	case "Network.loadingFailed":
-		var r loadingFailed
-		if json.Unmarshal(e.Params, &r) != nil {
+		r, ok := decodeAs[loadingFailed](e)
+		if !ok {
 			return ev, false
 		}
 		ev.Kind, ev.RequestID, ev.ErrorText, ev.Canceled = KindLoadingFailed, r.RequestID, r.ErrorText, r.Canceled
 		ev.URL = o.net.urlOf(r.RequestID)
 	case "Network.webSocketCreated", "Network.webSocketClosed", "Network.webSocketFrameSent",
 		"Network.webSocketFrameReceived", "Network.webSocketFrameError":
-		var r struct {
-			RequestID    string `json:"requestId"`
-			URL          string `json:"url"`
-			ErrorMessage string `json:"errorMessage"`
-			Response     struct {
-				Opcode      int    `json:"opcode"`
-				PayloadData string `json:"payloadData"`
-			} `json:"response"`
-		}
-		if json.Unmarshal(e.Params, &r) != nil {
+		r, ok := decodeAs[webSocketEvent](e)
+		if !ok {
 			return ev, false
 		}
 		ev.Kind, ev.RequestID, ev.URL = KindWebSocket, r.RequestID, r.URL

@@ -175,8 +175,9 @@ func (p *Page) waitReady(ctx context.Context) error {
 
 // onEvent updates the page's state from one CDP event. It runs on the
 // browser's dispatcher goroutine and never waits for the browser.
-func (p *Page) onEvent(e browser.Event) {
-	p.net.onEvent(e.Method, e.Params, "page")
+func (p *Page) onEvent(raw browser.Event) {
+	e := newCDPEvent(raw)
+	p.net.onEvent(e, "page")
 	p.observe(e, p.origin, true)
 	p.watch.onEvent(e, func(ctx context.Context, requestID string) (string, bool, error) {
 		return responseBody(ctx, p.conn, p.sessionID, requestID, true)
@@ -244,10 +245,8 @@ func (p *Page) onEvent(e browser.Event) {
 		p.mu.Unlock()
 
 	case "Network.responseReceived":
-		var ev proto.NetworkResponseReceived
-		if p.decode(e, &ev) && ev.Type == proto.NetworkResourceTypeDocument &&
-			string(ev.RequestID) == string(ev.LoaderID) && ev.Response != nil {
-			p.update(func() { p.loaderLocked(string(ev.LoaderID)).status = ev.Response.Status })
+		if ev, ok := decodeAs[responseReceived](e); ok && ev.Type == string(proto.NetworkResourceTypeDocument) && ev.RequestID == ev.LoaderID {
+			p.update(func() { p.loaderLocked(ev.LoaderID).status = ev.Response.Status })
 		}
 	case "Inspector.targetCrashed":
 		p.update(func() { p.crashed = true })
@@ -268,11 +267,10 @@ func (p *Page) onEvent(e browser.Event) {
 // observe is the one pipeline every event of the page, or of a worker or
 // frame it owns, goes through: the console stream (with epochs and HMR
 // generations) and the event buffer. fromPage marks the page's own events.
-func (p *Page) observe(e browser.Event, o origin, fromPage bool) {
-	var console *ConsoleMessage
-	if m, ok := parseConsole(e.Method, e.Params, o.source); ok {
-		p.addConsole(m, fromPage)
-		console = &m
+func (p *Page) observe(e *cdpEvent, o origin, fromPage bool) {
+	console := e.consoleFrom(o.source)
+	if console != nil {
+		p.addConsole(*console, fromPage)
 	}
 	if ev, ok := normalize(e, o, console); ok {
 		p.events.add(ev)
@@ -344,7 +342,7 @@ func (p *Page) answerDialog(ev proto.PageJavascriptDialogOpening) {
 	}
 }
 
-func (p *Page) decode(e browser.Event, v any) bool {
+func (p *Page) decode(e *cdpEvent, v any) bool {
 	if err := json.Unmarshal(e.Params, v); err != nil {
 		p.log.Debug("decode event", zap.String("method", e.Method), zap.Error(err))
 		return false

@@ -156,7 +156,7 @@ func watchType(cdpType string) string {
 
 // onEvent records a page session's network event. fetchBody reads a
 // response body from the page's session.
-func (w *watcher) onEvent(e browser.Event, fetchBody func(ctx context.Context, requestID string) (string, bool, error)) {
+func (w *watcher) onEvent(e *cdpEvent, fetchBody func(ctx context.Context, requestID string) (string, bool, error)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.active {
@@ -164,8 +164,8 @@ func (w *watcher) onEvent(e browser.Event, fetchBody func(ctx context.Context, r
 	}
 	switch e.Method {
 	case "Network.requestWillBeSent":
-		var ev requestWillBeSent
-		if json.Unmarshal(e.Params, &ev) != nil || w.retired[ev.LoaderID] {
+		ev, ok := decodeAs[requestWillBeSent](e)
+		if !ok || w.retired[ev.LoaderID] {
 			return
 		}
 		typ := watchType(ev.Type)
@@ -184,33 +184,18 @@ func (w *watcher) onEvent(e browser.Event, fetchBody func(ctx context.Context, r
 		}
 		w.addLocked(r)
 	case "Network.webSocketCreated":
-		var ev struct {
-			RequestID string `json:"requestId"`
-			URL       string `json:"url"`
-		}
-		if json.Unmarshal(e.Params, &ev) == nil && slices.Contains(w.types, "websocket") {
+		if ev, ok := decodeAs[webSocketEvent](e); ok && slices.Contains(w.types, "websocket") {
 			w.addLocked(&WatchedRequest{Method: "GET", URL: ev.URL, ResourceType: "websocket", State: "pending",
 				Timestamp: time.Now().UnixMilli(), requestID: ev.RequestID, started: time.Now()})
 		}
 	case "Network.webSocketHandshakeResponseReceived":
-		var ev struct {
-			RequestID string `json:"requestId"`
-			Response  struct {
-				Status     int                        `json:"status"`
-				StatusText string                     `json:"statusText"`
-				Headers    map[string]json.RawMessage `json:"headers"`
-			} `json:"response"`
-		}
-		if json.Unmarshal(e.Params, &ev) == nil {
+		if ev, ok := decodeAs[webSocketEvent](e); ok {
 			if r, ok := w.byID[ev.RequestID]; ok {
 				r.Status, r.StatusText, r.ResponseHeaders = ev.Response.Status, ev.Response.StatusText, w.headers(headerMap(ev.Response.Headers))
 			}
 		}
 	case "Network.webSocketFrameSent", "Network.webSocketFrameReceived":
-		var ev struct {
-			RequestID string `json:"requestId"`
-		}
-		if json.Unmarshal(e.Params, &ev) == nil {
+		if ev, ok := decodeAs[webSocketEvent](e); ok {
 			if r, ok := w.byID[ev.RequestID]; ok {
 				if e.Method == "Network.webSocketFrameSent" {
 					r.FramesSent++
@@ -220,17 +205,13 @@ func (w *watcher) onEvent(e browser.Event, fetchBody func(ctx context.Context, r
 			}
 		}
 	case "Network.webSocketClosed":
-		var ev struct {
-			RequestID string `json:"requestId"`
-		}
-		if json.Unmarshal(e.Params, &ev) == nil {
+		if ev, ok := decodeAs[webSocketEvent](e); ok {
 			if r, ok := w.byID[ev.RequestID]; ok {
 				r.State, r.DurationMS = "completed", time.Since(r.started).Milliseconds()
 			}
 		}
 	case "Network.responseReceived":
-		var ev responseReceived
-		if json.Unmarshal(e.Params, &ev) == nil {
+		if ev, ok := decodeAs[responseReceived](e); ok {
 			if r, ok := w.byID[ev.RequestID]; ok {
 				r.Status, r.StatusText, r.mimeType = ev.Response.Status, ev.Response.StatusText, ev.Response.MIMEType
 				r.ResponseHeaders = w.headers(merge(headerMap(ev.Response.Headers), w.extra[ev.RequestID].response))
@@ -265,8 +246,8 @@ func (w *watcher) onEvent(e browser.Event, fetchBody func(ctx context.Context, r
 			w.extra[ev.RequestID] = x
 		}
 	case "Network.loadingFinished":
-		var ev loadingFinished
-		if json.Unmarshal(e.Params, &ev) != nil {
+		ev, ok := decodeAs[loadingFinished](e)
+		if !ok {
 			return
 		}
 		r, ok := w.byID[ev.RequestID]
@@ -296,8 +277,7 @@ func (w *watcher) onEvent(e browser.Event, fetchBody func(ctx context.Context, r
 			}
 		}()
 	case "Network.loadingFailed":
-		var ev loadingFailed
-		if json.Unmarshal(e.Params, &ev) == nil {
+		if ev, ok := decodeAs[loadingFailed](e); ok {
 			if r, ok := w.byID[ev.RequestID]; ok {
 				r.State, r.Failure, r.DurationMS = "failed", ev.ErrorText, time.Since(r.started).Milliseconds()
 			}

@@ -52,8 +52,8 @@ type Worker struct {
 
 func (w *Worker) cdp(ctx context.Context) proto.Client { return w.conn.Session(ctx, w.sessionID) }
 
-func (w *Worker) onEvent(e browser.Event) {
-	w.net.onEvent(e.Method, e.Params, w.ID)
+func (w *Worker) onEvent(e *cdpEvent) {
+	w.net.onEvent(e, w.ID)
 	if e.Method == "Inspector.targetReloadedAfterCrash" {
 		// A restarted worker waits for the debugger again; never leave it paused.
 		go resume(w.conn, w.sessionID, w.log)

@@ -125,8 +125,8 @@ type loadingFinished struct {
 	EncodedDataLength float64 `json:"encodedDataLength"`
 }
 
-// onEvent records one Network event; it reports whether the event was one.
-func (n *netLog) onEvent(e *cdpEvent, initiator string) bool {
+// onEvent records one Network event; other events are ignored.
+func (n *netLog) onEvent(e *cdpEvent, initiator string) {
 	switch e.Method {
 	case "Network.requestWillBeSent":
 		if ev, ok := decodeAs[requestWillBeSent](e); ok {
@@ -179,10 +179,7 @@ func (n *netLog) onEvent(e *cdpEvent, initiator string) bool {
 			n.wsURL[ev.RequestID] = ev.URL
 			n.mu.Unlock()
 		}
-	default:
-		return false
 	}
-	return true
 }
 
 // classify names where a response came from. fromDiskCache is also set for a

@@ -74,7 +74,6 @@ type watcher struct {
 	// extra holds wire headers from *ExtraInfo events that came before their
 	// request or response; Cookie and Set-Cookie appear only there.
 	extra  map[string]extraHeaders
-	bodies sync.WaitGroup // response bodies being fetched
 	redact bool
 }
 

@@ -70,10 +70,8 @@ func AsError(err error) *Error {
 		return &Error{Code: CodeBrowserNotFound, Message: err.Error()}
 	case errors.Is(err, browser.ErrRemoteEndpoint):
 		return &Error{Code: CodeSecurityBlocked, Message: err.Error()}
-	case errors.Is(err, browser.ErrUnreachable):
-		return &Error{Code: CodeBrowserUnreachable, Message: err.Error()}
-	case errors.Is(err, browser.ErrLaunch), errors.Is(err, browser.ErrConnectionLost),
-		errors.Is(err, browser.ErrUnresponsive):
+	case errors.Is(err, browser.ErrUnreachable), errors.Is(err, browser.ErrLaunch),
+		errors.Is(err, browser.ErrConnectionLost), errors.Is(err, browser.ErrUnresponsive):
 		return &Error{Code: CodeBrowserUnreachable, Message: err.Error()}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Code: CodeTimeout, Message: "the operation timed out", cause: err}

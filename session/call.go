@@ -71,8 +71,7 @@ func (c *Call) adoptLocked() {
 	}
 	for _, p := range c.live.attachedPages() {
 		if !known[p] {
-			c.s.nextPage++
-			p.ID = fmt.Sprintf("p%d", c.s.nextPage)
+			p.ID = c.s.newPageIDLocked()
 			c.s.pages[p.ID] = p
 			c.s.current = append([]string{p.ID}, c.s.current...)
 		}
@@ -86,6 +85,11 @@ func openIDsLocked(s *Session) string {
 			ids = append(ids, id)
 		}
 	}
+	return joinOrNone(ids)
+}
+
+// joinOrNone lists ids for a message: "p1, p2", or "none".
+func joinOrNone(ids []string) string {
 	if len(ids) == 0 {
 		return "none"
 	}

@@ -71,12 +71,8 @@ func (c *Call) Worker(ctx context.Context, id string) (*Worker, error) {
 		for _, info := range c.Workers(ctx) {
 			ids = append(ids, info.ID)
 		}
-		open := "none"
-		if len(ids) > 0 {
-			open = strings.Join(ids, ", ")
-		}
 		return nil, &Error{Code: CodeTargetNotFound, Message: fmt.Sprintf("no worker %q", id),
-			Details: []string{"Workers: " + open}}
+			Details: []string{"Workers: " + joinOrNone(ids)}}
 	}
 	select {
 	case <-w.ready:

@@ -446,12 +446,17 @@ func (s *Session) registerLocked(p *Page, id string) {
 		return
 	}
 	if id == "" {
-		s.nextPage++
-		id = "p" + strconv.Itoa(s.nextPage)
+		id = s.newPageIDLocked()
 	}
 	p.ID = id
 	s.pages[id] = p
 	s.touchLocked(id)
+}
+
+// newPageIDLocked mints the next short page id: p1, p2…; s.mu is held.
+func (s *Session) newPageIDLocked() string {
+	s.nextPage++
+	return "p" + strconv.Itoa(s.nextPage)
 }
 
 // touchLocked makes a page current; s.mu is held.

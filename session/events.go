@@ -162,8 +162,8 @@ func (r *eventRing) add(e Event) {
 	r.last = now
 	e.Seq, e.TS = r.next, now.UnixMilli()
 	r.next++
-	e.PostDataPreview = clip(e.PostDataPreview, r.filters.MaxBodyBytes)
-	e.PayloadPreview = clip(e.PayloadPreview, r.filters.MaxBodyBytes)
+	e.PostDataPreview = Clip(e.PostDataPreview, r.filters.MaxBodyBytes)
+	e.PayloadPreview = Clip(e.PayloadPreview, r.filters.MaxBodyBytes)
 	if len(r.events) < r.capacity {
 		r.events = append(r.events, e)
 	} else {
@@ -272,7 +272,9 @@ func (r *eventRing) setFilters(update func(*EventFilters)) EventFilters {
 	return f
 }
 
-func clip(s string, n int) string {
+// Clip keeps the first n bytes of s, less a rune the cut would split, and
+// marks the cut with "…"; n <= 0 keeps s whole.
+func Clip(s string, n int) string {
 	if n <= 0 || len(s) <= n {
 		return s
 	}

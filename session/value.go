@@ -206,12 +206,12 @@ func describeNode(raw json.RawMessage) string {
 		var b strings.Builder
 		b.WriteString("<" + node.LocalName)
 		for _, name := range names {
-			fmt.Fprintf(&b, " %s=%q", name, truncate(node.Attributes[name], 80))
+			fmt.Fprintf(&b, " %s=%q", name, Clip(node.Attributes[name], 80))
 		}
 		b.WriteString(">")
 		return b.String()
 	case 3:
-		return fmt.Sprintf("[Text: %q]", truncate(node.NodeValue, 80))
+		return fmt.Sprintf("[Text: %q]", Clip(node.NodeValue, 80))
 	case 9:
 		return "[Document]"
 	default:
@@ -237,13 +237,6 @@ func titleCase(s string) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // orderedObject is a JSON object that keeps the JavaScript property order.

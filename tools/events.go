@@ -90,19 +90,12 @@ func eventLine(e session.Event) string {
 	case session.KindWebSocket:
 		fmt.Fprintf(&b, " %s %s", e.Type, e.URL)
 		if e.PayloadPreview != "" {
-			fmt.Fprintf(&b, " %q", truncateText(e.PayloadPreview, 200))
+			fmt.Fprintf(&b, " %q", session.Clip(e.PayloadPreview, 200))
 		}
 	case session.KindNavigation:
 		fmt.Fprintf(&b, " %s %s", e.Type, e.URL)
 	}
 	return b.String()
-}
-
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 func (t *toolset) clearEvents() server.ServerTool {

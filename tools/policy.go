@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/chromekeeper/chromekeeper/browser"
 	"github.com/chromekeeper/chromekeeper/session"
 )
 
@@ -89,10 +90,7 @@ func defaultScheme(hostAndPath string) string {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return "http://"
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if browser.IsLoopback(host) {
 		return "http://"
 	}
 	return "https://"

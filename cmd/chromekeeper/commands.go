@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,7 +76,7 @@ func runCheck(ctx context.Context, args []string, sessions *session.Manager, std
 		return exitError{2, errors.New("check takes exactly one URL")}
 	}
 	for _, name := range skip {
-		if !containsString(check.Names, name) {
+		if !slices.Contains(check.Names, name) {
 			return exitError{2, fmt.Errorf("--skip %q: checks are %s", name, strings.Join(check.Names, ", "))}
 		}
 	}
@@ -214,13 +215,4 @@ func splitOn(args []string, sep string) [][]string {
 		groups[len(groups)-1] = append(groups[len(groups)-1], a)
 	}
 	return groups
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -72,12 +72,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer browser.StopGuard()
 	defer sessions.EndAll()
 
+	if len(cfg.command) > 0 && cfg.command[0] == "check" {
+		return runCheck(ctx, cfg.command[1:], sessions, stdout, stderr) // no MCP server needed
+	}
 	m := newMetrics(sessions)
 	policy := tools.Policy{AllowFileURLs: cfg.allowFileURLs, OutputDir: cfg.outputDir}
 	srv := newServer(sessions, subscriptions, m, policy, cfg.transport == "http")
 	switch {
-	case len(cfg.command) > 0 && cfg.command[0] == "check":
-		return runCheck(ctx, cfg.command[1:], sessions, stdout, stderr)
 	case len(cfg.command) > 0 && cfg.command[0] == "call":
 		return runCall(ctx, cfg.command[1:], srv, stdout)
 	case cfg.transport == "http":

@@ -59,7 +59,7 @@ func (t *toolset) consoleLogs() server.ServerTool {
 			return toResult(nil, nil, err), nil
 		}
 		return t.onPage(ctx, session.CallOptions{}, pageID, func(ctx context.Context, c *session.Call, p *session.Page) (*answer, error) {
-			return consoleAnswer(c.ConsoleLogs(p, q), q), nil
+			return consoleAnswer(c.ConsoleLogs(p, q)), nil
 		})
 	}}
 }
@@ -83,7 +83,7 @@ type consoleResult struct {
 
 // consoleAnswer: the freshness header, then one line per (folded) message,
 // each tagged when it is from an earlier epoch or HMR generation.
-func consoleAnswer(r session.ConsoleReport, q session.ConsoleQuery) *answer {
+func consoleAnswer(r session.ConsoleReport) *answer {
 	a := &answer{summary: fmt.Sprintf("%d console messages of %s, epoch %d", r.Matched, r.Page, r.Epoch)}
 	cause := r.EpochCause
 	if cause == "" {
@@ -115,7 +115,7 @@ func consoleAnswer(r session.ConsoleReport, q session.ConsoleQuery) *answer {
 	}
 	body := make([]string, 0, len(r.Messages))
 	for _, m := range r.Messages {
-		body = append(body, messageLines(m, r, q))
+		body = append(body, messageLines(m, r))
 	}
 	size, cut := 0, 0
 	for i := len(body) - 1; i >= 0; i-- {
@@ -141,7 +141,7 @@ func consoleAnswer(r session.ConsoleReport, q session.ConsoleQuery) *answer {
 
 // messageLines renders one message: time, level, source, text, location and
 // tags, then its stack frames indented.
-func messageLines(m session.ConsoleMessage, r session.ConsoleReport, q session.ConsoleQuery) string {
+func messageLines(m session.ConsoleMessage, r session.ConsoleReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s %s", m.Time.Format("15:04:05.000"), m.Level, m.Source, m.Text)
 	if loc := m.Location(); loc != "" {

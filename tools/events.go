@@ -171,9 +171,10 @@ func (t *toolset) eventFilters() server.ServerTool {
 		a := newArgs(req.Params.Arguments, "kinds", "url_allowlist", "url_blocklist", "max_body_bytes", "page_id")
 		kinds, allow, block := a.oneOfEach("kinds", session.FilterKinds), a.strs("url_allowlist"), a.strs("url_blocklist")
 		maxBody := a.integer("max_body_bytes", 0, 0, 10<<20)
-		set := map[string]bool{}
+		set, changes := map[string]bool{}, false
 		for _, name := range []string{"kinds", "url_allowlist", "url_blocklist", "max_body_bytes"} {
 			set[name] = a.present(name)
+			changes = changes || set[name]
 		}
 		pageID := a.str("page_id", false)
 		if err := a.problem(); err != nil {
@@ -195,7 +196,7 @@ func (t *toolset) eventFilters() server.ServerTool {
 				}
 			})
 			summary := "Event filters of " + p.ID
-			if len(set) > 0 && (set["kinds"] || set["url_allowlist"] || set["url_blocklist"] || set["max_body_bytes"]) {
+			if changes {
 				summary = "Updated event filters of " + p.ID
 			}
 			all := "all"

@@ -201,16 +201,22 @@ func (c *Call) openPages() []*Page {
 	return out
 }
 
-// registrationFor picks the registration an action is about: the given scope
-// (exact, or the only one containing it), else the one whose scope covers
-// the page's URL most narrowly.
-func registrationFor(regs []Registration, scope, pageURL string) (Registration, error) {
+// LiveRegistrations returns the registrations that are not deleted.
+func LiveRegistrations(regs []Registration) []Registration {
 	var live []Registration
 	for _, r := range regs {
 		if !r.Deleted {
 			live = append(live, r)
 		}
 	}
+	return live
+}
+
+// registrationFor picks the registration an action is about: the given scope
+// (exact, or the only one containing it), else the one whose scope covers
+// the page's URL most narrowly.
+func registrationFor(regs []Registration, scope, pageURL string) (Registration, error) {
+	live := LiveRegistrations(regs)
 	var matches []Registration
 	for _, r := range live {
 		switch {

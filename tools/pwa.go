@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -84,7 +85,7 @@ func (t *toolset) serviceWorkers() server.ServerTool {
 			switch action {
 			case "list":
 				regs := c.ServiceWorkers(ctx)
-				return registrationsAnswer(fmt.Sprintf("%d service worker registrations", len(live(regs))), p, regs), nil
+				return registrationsAnswer(fmt.Sprintf("%d service worker registrations", len(session.LiveRegistrations(regs))), p, regs), nil
 			case "caches":
 				caches, err := c.Caches(ctx, p, maxCacheURLs)
 				if err != nil {
@@ -102,16 +103,6 @@ func (t *toolset) serviceWorkers() server.ServerTool {
 	}}
 }
 
-func live(regs []session.Registration) []session.Registration {
-	var out []session.Registration
-	for _, r := range regs {
-		if !r.Deleted {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // registrationsAnswer lists registrations, one line each and a line per
 // version, and says whether the page is controlled.
 func registrationsAnswer(summary string, p *session.Page, regs []session.Registration) *answer {
@@ -124,14 +115,8 @@ func registrationsAnswer(summary string, p *session.Page, regs []session.Registr
 		}
 		a.lines = append(a.lines, fmt.Sprintf("Registration %s: scope %s%s", r.ID, r.Scope, deleted))
 		for _, v := range r.Versions {
-			controls := "none"
-			if len(v.Controls) > 0 {
-				controls = strings.Join(v.Controls, ", ")
-			}
-			for _, id := range v.Controls {
-				controlled = controlled || id == p.ID
-			}
-			a.lines = append(a.lines, fmt.Sprintf("  version %s: %s, %s, script %s, controls %s", v.ID, v.Status, v.RunningStatus, v.ScriptURL, controls))
+			controlled = controlled || slices.Contains(v.Controls, p.ID)
+			a.lines = append(a.lines, fmt.Sprintf("  version %s: %s, %s, script %s, controls %s", v.ID, v.Status, v.RunningStatus, v.ScriptURL, listOrNone(v.Controls)))
 		}
 	}
 	a.lines = append(a.lines, fmt.Sprintf("Page %s controlled: %v", p.ID, controlled))

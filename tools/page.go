@@ -252,28 +252,32 @@ func (t *toolset) eval() server.ServerTool {
 			return toResult(nil, nil, err), nil
 		}
 		return t.run(ctx, session.CallOptions{}, func(ctx context.Context, c *session.Call) (*answer, error) {
+			var in evaluator
 			if target != "" && target != "page" {
 				w, err := c.Worker(ctx, target)
 				if err != nil {
 					return nil, err
 				}
-				res, err := w.Eval(ctx, expression, awaitPromise, timeout)
+				in = w
+			} else {
+				p, err := c.Page(ctx, pageID)
 				if err != nil {
 					return nil, err
 				}
-				return evalAnswer(res)
+				in = p
 			}
-			p, err := c.Page(ctx, pageID)
-			if err != nil {
-				return nil, err
-			}
-			res, err := p.Eval(ctx, expression, awaitPromise, timeout)
+			res, err := in.Eval(ctx, expression, awaitPromise, timeout)
 			if err != nil {
 				return nil, err
 			}
 			return evalAnswer(res)
 		})
 	}}
+}
+
+// evaluator is where browser_eval runs: a page or a worker.
+type evaluator interface {
+	Eval(ctx context.Context, expression string, awaitPromise bool, timeout time.Duration) (*session.EvalResult, error)
 }
 
 type evalResult struct {

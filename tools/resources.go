@@ -92,28 +92,13 @@ func NewSubscriptions() *Subscriptions {
 // stream (2026-07-28) while it is open.
 func (s *Subscriptions) Hooks(h *server.Hooks) {
 	h.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, message any) {
-		if listen, ok := message.(*mcp.SubscriptionsListenRequest); ok && method == mcp.MethodSubscriptionsListen {
-			if cs := server.ClientSessionFromContext(ctx); cs != nil {
-				for _, uri := range listen.Params.Notifications.ResourceSubscriptions {
-					s.set(cs.SessionID(), uri, true)
-				}
-			}
-		}
+		s.listen(ctx, method, message, true)
 	})
-	listenEnded := func(ctx context.Context, method mcp.MCPMethod, message any) {
-		if listen, ok := message.(*mcp.SubscriptionsListenRequest); ok && method == mcp.MethodSubscriptionsListen {
-			if cs := server.ClientSessionFromContext(ctx); cs != nil {
-				for _, uri := range listen.Params.Notifications.ResourceSubscriptions {
-					s.set(cs.SessionID(), uri, false)
-				}
-			}
-		}
-	}
 	h.AddOnSuccess(func(ctx context.Context, _ any, method mcp.MCPMethod, message any, _ any) {
-		listenEnded(ctx, method, message)
+		s.listen(ctx, method, message, false)
 	})
 	h.AddOnError(func(ctx context.Context, _ any, method mcp.MCPMethod, message any, _ error) {
-		listenEnded(ctx, method, message)
+		s.listen(ctx, method, message, false)
 	})
 	h.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 		if cs := server.ClientSessionFromContext(ctx); cs != nil {
@@ -130,6 +115,22 @@ func (s *Subscriptions) Hooks(h *server.Hooks) {
 		delete(s.bySess, cs.SessionID())
 		s.mu.Unlock()
 	})
+}
+
+// listen records, when message is a subscriptions/listen request, its
+// resource URIs as subscribed (the stream opens) or not (it ended).
+func (s *Subscriptions) listen(ctx context.Context, method mcp.MCPMethod, message any, open bool) {
+	listen, ok := message.(*mcp.SubscriptionsListenRequest)
+	if !ok || method != mcp.MethodSubscriptionsListen {
+		return
+	}
+	cs := server.ClientSessionFromContext(ctx)
+	if cs == nil {
+		return
+	}
+	for _, uri := range listen.Params.Notifications.ResourceSubscriptions {
+		s.set(cs.SessionID(), uri, open)
+	}
 }
 
 // Attach sets the server notifications go through.

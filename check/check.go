@@ -280,11 +280,7 @@ func (r *runner) console(ctx context.Context) Result {
 // from the service worker; the requests that fail are listed either way.
 func (r *runner) offline(ctx context.Context) Result {
 	var res Result
-	err := r.onPage(ctx, session.CallOptions{}, func(ctx context.Context, c *session.Call, p *session.Page) error {
-		defer c.SetOffline(context.WithoutCancel(ctx), false)
-		if change := c.SetOffline(ctx, true); len(change.Failed) > 0 {
-			return fmt.Errorf("going offline failed for %s", strings.Join(change.Failed, "; "))
-		}
+	err := r.onPage(ctx, session.CallOptions{}, whileOffline(func(ctx context.Context, c *session.Call, p *session.Page) error {
 		nav, err := withTimeout(ctx, r.opts.Timeout, func(ctx context.Context) (*session.Navigation, error) {
 			return p.Reload(ctx, false, session.WaitLoad)
 		})
@@ -302,7 +298,7 @@ func (r *runner) offline(ctx context.Context) Result {
 			res = passed("offline, the page renders from the service worker", append(evidence, failures...)...)
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return failed("could not go offline", describe(err))
 	}
@@ -313,11 +309,7 @@ func (r *runner) offline(ctx context.Context) Result {
 func (r *runner) offlineURLs(ctx context.Context) Result {
 	var evidence []string
 	ok := true
-	err := r.onPage(ctx, session.CallOptions{Navigates: true}, func(ctx context.Context, c *session.Call, p *session.Page) error {
-		defer c.SetOffline(context.WithoutCancel(ctx), false)
-		if change := c.SetOffline(ctx, true); len(change.Failed) > 0 {
-			return fmt.Errorf("going offline failed for %s", strings.Join(change.Failed, "; "))
-		}
+	err := r.onPage(ctx, session.CallOptions{Navigates: true}, whileOffline(func(ctx context.Context, _ *session.Call, p *session.Page) error {
 		for _, u := range r.opts.OfflineURLs {
 			nav, err := withTimeout(ctx, r.opts.Timeout, func(ctx context.Context) (*session.Navigation, error) {
 				return p.Navigate(ctx, u, session.WaitLoad)
@@ -334,7 +326,7 @@ func (r *runner) offlineURLs(ctx context.Context) Result {
 			}
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return failed("could not go offline", describe(err))
 	}
@@ -342,6 +334,17 @@ func (r *runner) offlineURLs(ctx context.Context) Result {
 		return failed("some --offline-url did not load offline", evidence...)
 	}
 	return passed(fmt.Sprintf("all %d --offline-url load offline", len(r.opts.OfflineURLs)), evidence...)
+}
+
+// whileOffline wraps f so that it runs with the browser offline, and online again after.
+func whileOffline(f func(context.Context, *session.Call, *session.Page) error) func(context.Context, *session.Call, *session.Page) error {
+	return func(ctx context.Context, c *session.Call, p *session.Page) error {
+		defer c.SetOffline(context.WithoutCancel(ctx), false)
+		if change := c.SetOffline(ctx, true); len(change.Failed) > 0 {
+			return fmt.Errorf("going offline failed for %s", strings.Join(change.Failed, "; "))
+		}
+		return f(ctx, c, p)
+	}
 }
 
 // failedRequests lists the requests that failed, page's and workers' alike.

@@ -228,33 +228,43 @@ func (lb *liveBrowser) onPageEvent(p *Page, e browser.Event) {
 	}
 }
 
-// configureWorker enables what chromekeeper listens to on a worker or frame,
-// applies the settings and lets it run. It always resumes the target, even
-// after an error: a worker left paused stalls every fetch routed to it.
+// configureWorker enables what chromekeeper listens to on a worker or
+// frame, applies the settings and lets it run (see configureTarget).
 func (lb *liveBrowser) configureWorker(w *Worker, waiting bool) {
 	defer close(w.ready)
-	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
-	defer cancel()
-	c := w.cdp(ctx)
-	steps := []func() error{
-		func() error { return proto.NetworkEnable{}.Call(c) },
-		func() error { return proto.RuntimeEnable{}.Call(c) },
-		func() error { _ = proto.LogEnable{}.Call(c); return nil }, // not every worker has a Log domain
-	}
-
-	if w.Type == TypeIframe {
-		steps = append(steps, func() error { return autoAttach.Call(c) })
-	}
-	err := runConcurrently(steps)
-	if err == nil {
-		err = lb.settings.configure(ctx, c, w.sessionID)
-	}
+	err := configureTarget(lb.Conn, w.sessionID, lb.log, lb.settings, waiting, func(c proto.Client) []func() error {
+		steps := []func() error{
+			func() error { return proto.NetworkEnable{}.Call(c) },
+			func() error { return proto.RuntimeEnable{}.Call(c) },
+			func() error { _ = proto.LogEnable{}.Call(c); return nil }, // not every worker has a Log domain
+		}
+		if w.Type == TypeIframe {
+			steps = append(steps, func() error { return autoAttach.Call(c) })
+		}
+		return steps
+	})
 	if err != nil {
 		lb.log.Warn("configure target", zap.String("target", w.ID), zap.Error(err))
 	}
-	if waiting {
-		resume(lb.Conn, w.sessionID, lb.log)
+}
+
+// configureTarget readies a target attached paused: it runs the steps
+// (enabling domains) at once, applies the session's settings, and lets the
+// target run. It resumes the target even after an error: a page left paused
+// would stall every call on it, a worker every fetch routed to it.
+func configureTarget(conn *browser.Conn, sessionID string, log *zap.Logger, st *settings, waiting bool,
+	steps func(proto.Client) []func() error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
+	defer cancel()
+	c := conn.Session(ctx, sessionID)
+	err := runConcurrently(steps(c))
+	if err == nil {
+		err = st.configure(ctx, c, sessionID)
 	}
+	if waiting {
+		resume(conn, sessionID, log)
+	}
+	return err
 }
 
 // runConcurrently runs independent CDP steps at once and returns the first error.

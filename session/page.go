@@ -128,38 +128,29 @@ func newPage(conn *browser.Conn, log *zap.Logger, cfg observeConfig, info *proto
 // cdp returns a proto.Client for this page's session.
 func (p *Page) cdp(ctx context.Context) proto.Client { return p.conn.Session(ctx, p.sessionID) }
 
-// configure enables the domains chromekeeper listens to, applies the
-// session's settings and lets a page that waits for the debugger run. It always
-// resumes the page, even after an error: a page left paused would stall every
-// call on it.
+// configure enables the domains chromekeeper listens to on the page,
+// applies the session's settings and lets it run (see configureTarget).
 func (p *Page) configure(st *settings, waiting bool) {
 	defer close(p.ready)
-	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
-	defer cancel()
-	c := p.cdp(ctx)
-	steps := []func() error{
-		func() error { return proto.PageEnable{}.Call(c) },
-		func() error { return proto.RuntimeEnable{}.Call(c) },
-		func() error { return proto.LogEnable{}.Call(c) },
-		func() error { return proto.PageSetLifecycleEventsEnabled{Enabled: true}.Call(c) },
-		func() error { return proto.NetworkEnable{}.Call(c) },
-		func() error { return proto.ServiceWorkerEnable{}.Call(c) },
-		func() error { return autoAttach.Call(c) }, // its dedicated workers and iframes
-	}
-	if !p.ownViewport {
-		steps = append(steps, func() error { return viewport.Call(c) })
-	}
-	err := runConcurrently(steps)
-	if err == nil {
-		err = st.configure(ctx, c, p.sessionID)
-	}
+	err := configureTarget(p.conn, p.sessionID, p.log, st, waiting, func(c proto.Client) []func() error {
+		steps := []func() error{
+			func() error { return proto.PageEnable{}.Call(c) },
+			func() error { return proto.RuntimeEnable{}.Call(c) },
+			func() error { return proto.LogEnable{}.Call(c) },
+			func() error { return proto.PageSetLifecycleEventsEnabled{Enabled: true}.Call(c) },
+			func() error { return proto.NetworkEnable{}.Call(c) },
+			func() error { return proto.ServiceWorkerEnable{}.Call(c) },
+			func() error { return autoAttach.Call(c) }, // its dedicated workers and iframes
+		}
+		if !p.ownViewport {
+			steps = append(steps, func() error { return viewport.Call(c) })
+		}
+		return steps
+	})
 	if err != nil {
 		// The page stays usable: a failed step costs one kind of report (a
 		// status, a lifecycle point), which the affected call then names.
 		p.log.Warn("configure page", zap.String("target", p.TargetID), zap.Error(err))
-	}
-	if waiting {
-		resume(p.conn, p.sessionID, p.log)
 	}
 }
 

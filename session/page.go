@@ -201,19 +201,19 @@ func (p *Page) onEvent(raw browser.Event) {
 	case "Page.frameNavigated":
 		var ev proto.PageFrameNavigated
 		if p.decode(e, &ev) && ev.Frame != nil && ev.Frame.ParentID == "" {
+			var left, cause, url string
+			var newDocument bool
 			p.update(func() {
 				p.url = ev.Frame.URL + ev.Frame.URLFragment
 				p.loader = string(ev.Frame.LoaderID)
 				p.loaderLocked(p.loader)
 				p.crashed = false // a new document runs in a live renderer
+				left, newDocument = p.epochLoader, p.loader != p.epochLoader
+				if newDocument {
+					p.startEpochLocked()
+				}
+				cause, url = p.epochCause, p.url
 			})
-			p.mu.Lock()
-			left, newDocument := p.epochLoader, p.loader != p.epochLoader
-			if newDocument {
-				p.startEpochLocked()
-			}
-			cause, url := p.epochCause, p.url
-			p.mu.Unlock()
 			if newDocument {
 				p.watch.leaveDocument(left)
 				p.events.add(navigationEvent(p.origin, url, cause))

@@ -175,7 +175,12 @@ func (e evaluator) failed(ctx context.Context, err error, timeout time.Duration)
 	terminate, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	_ = proto.RuntimeTerminateExecution{}.Call(e.cdp(terminate))
-	return &Error{Code: CodeTimeout, cause: err,
+	return evalTimedOut(timeout, err)
+}
+
+// evalTimedOut is the TIMEOUT of an evaluation whose script was terminated.
+func evalTimedOut(timeout time.Duration, cause error) *Error {
+	return &Error{Code: CodeTimeout, cause: cause,
 		Message: fmt.Sprintf("evaluation did not finish within %s; its script was terminated", timeout)}
 }
 
@@ -200,7 +205,7 @@ func exceptionError(d *exceptionDetails, timeout time.Duration) error {
 	lines := strings.Split(text, "\n")
 	message := lines[0]
 	if strings.Contains(message, "Execution was terminated") {
-		return &Error{Code: CodeTimeout, Message: fmt.Sprintf("evaluation did not finish within %s; its script was terminated", timeout)}
+		return evalTimedOut(timeout, nil)
 	}
 	var stack []string
 	for _, line := range lines[1:] {

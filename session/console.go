@@ -273,8 +273,7 @@ func parseConsole(method string, params json.RawMessage, source string) (Console
 		m.Kind, m.Level = "exception", "error"
 		m.Text = d.Text
 		if d.Exception != nil && d.Exception.Description != "" {
-			line, _, _ := strings.Cut(d.Exception.Description, "\n")
-			m.Text = d.Text + " " + line
+			m.Text = d.Text + " " + firstLine(d.Exception.Description)
 		} else if d.Exception != nil {
 			m.Text = d.Text + " " + d.Exception.format()
 		}

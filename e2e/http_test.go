@@ -77,14 +77,7 @@ func (h *httpServer) connect(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.stop)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "chromekeeper-e2e-http", Version: "1"}
-	res, err := s.client.Initialize(ctx, init)
-	if err != nil {
-		t.Fatalf("initialize over HTTP: %v", err)
-	}
+	res := s.initialize("chromekeeper-e2e-http")
 	if res.ProtocolVersion == mcp.ProtocolVersion20260728 {
 		t.Fatalf("negotiated %s over HTTP, want a session-oriented version", res.ProtocolVersion)
 	}

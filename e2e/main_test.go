@@ -87,17 +87,16 @@ func startFixtures(dir string) (*fixtures, error) {
 	// The PWA is served twice: /pwa/ with a service worker that never
 	// changes, and /pwa-update/ whose worker version the update test bumps.
 	f.swVersion.Store(1)
-	mux.HandleFunc("/pwa/sw.js", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/javascript")
-		w.Header().Set("Cache-Control", "no-cache")
-		fmt.Fprintf(w, serviceWorkerScript, 1)
-	})
+	serveWorker := func(version func() int64) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/javascript")
+			w.Header().Set("Cache-Control", "no-cache")
+			fmt.Fprintf(w, serviceWorkerScript, version())
+		}
+	}
+	mux.HandleFunc("/pwa/sw.js", serveWorker(func() int64 { return 1 }))
 	mux.Handle("/pwa-update/", http.StripPrefix("/pwa-update/", http.FileServer(http.Dir(filepath.Join(dir, "pwa")))))
-	mux.HandleFunc("/pwa-update/sw.js", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/javascript")
-		w.Header().Set("Cache-Control", "no-cache")
-		fmt.Fprintf(w, serviceWorkerScript, f.swVersion.Load())
-	})
+	mux.HandleFunc("/pwa-update/sw.js", serveWorker(f.swVersion.Load))
 	// A service worker that caches nothing: the offline check must fail.
 	mux.Handle("/pwa-nocache/", http.StripPrefix("/pwa-nocache/", http.FileServer(http.Dir(filepath.Join(dir, "pwa")))))
 	mux.HandleFunc("/pwa-nocache/sw.js", func(w http.ResponseWriter, r *http.Request) {
@@ -249,14 +248,23 @@ func startServerWith(t *testing.T, clientOpts []client.ClientOption, args ...str
 			t.Logf("chromekeeper stderr:\n%s", s.stderr.String())
 		}
 	})
+	s.initialize("chromekeeper-e2e")
+	return s
+}
+
+// initialize opens the MCP session as the named client and returns what the
+// server negotiated.
+func (s *server) initialize(clientName string) *mcp.InitializeResult {
+	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "chromekeeper-e2e", Version: "1"}
-	if _, err := s.client.Initialize(ctx, init); err != nil {
-		t.Fatalf("initialize: %v", err)
+	init.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: "1"}
+	res, err := s.client.Initialize(ctx, init)
+	if err != nil {
+		s.t.Fatalf("initialize %s: %v", clientName, err)
 	}
-	return s
+	return res
 }
 
 // privateTempDir gives one server process a TMPDIR of its own (short: Chrome's
